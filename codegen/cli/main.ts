@@ -1,0 +1,40 @@
+/**
+ * The `akter` command: dispatches to one module per command, loaded only when that command runs, so
+ * `akter run` never loads the code generator.
+ */
+interface Command {
+  readonly summary: string
+  readonly load: () => Promise<{ readonly run: (args: readonly string[]) => Promise<number> }>
+}
+
+const commands: Readonly<Record<string, Command>> = {}
+
+const usage = (): string => {
+  const width = Math.max(0, ...Object.keys(commands).map((name) => name.length))
+  const lines = Object.entries(commands).map(
+    ([name, command]) => `  ${name.padEnd(width)}  ${command.summary}`,
+  )
+  return [
+    "akter: durable workflows declared in YAML",
+    "",
+    "usage: akter <command> [options]   (akter <command> --help for its options)",
+    "",
+    ...lines,
+  ].join("\n")
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export const main = async (argv: readonly string[]): Promise<number> => {
+  const [name, ...rest] = argv
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    console.log(usage())
+    return name === undefined ? 2 : 0
+  }
+  const command = commands[name]
+  if (command === undefined) {
+    console.error(`akter: unknown command "${name}"\n\n${usage()}`)
+    return 2
+  }
+  const module = await command.load()
+  return module.run(rest)
+}

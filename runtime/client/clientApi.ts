@@ -1,0 +1,111 @@
+/**
+ * The types of the generated clients. `Order.client(akter)` returns an object whose workflows are
+ * `WorkflowClient`s and whose `emit` is typed by the owner's events; `Order.effectClient(akter)`
+ * is the same surface returning Effects.
+ */
+import type { Duration, Effect } from "effect"
+import type {
+  ExecutionDefect,
+  ExecutionInterrupted,
+  ForeignTenant,
+  ForeignWorkflow,
+  InvalidExecutionId,
+  InvalidExecutionKey,
+  InvalidPayload,
+  PayloadTooLarge,
+  ResultTimeout,
+  UnknownEvent,
+} from "../errors.js"
+
+/** How an execution ended, as its recorded result says. */
+export type ExecutionResult<O, E> =
+  | { readonly _tag: "Success"; readonly value: O }
+  | { readonly _tag: "Failure"; readonly error: E }
+  | { readonly _tag: "Interrupted" }
+  | { readonly _tag: "Defect"; readonly message: string }
+
+export type ExecutionStatus<O, E> =
+  | { readonly status: "unknown" }
+  | { readonly status: "running" | "suspended"; readonly interrupting: boolean }
+  | { readonly status: "finished"; readonly result: ExecutionResult<O, E> }
+
+export interface StartOptions {
+  /**
+   * Identifies this start for retries: a retried start with the same command id attaches to the
+   * execution the first one created. Generated when absent.
+   */
+  readonly commandId?: string
+}
+
+export interface EmitOptions {
+  /** A retried emit with the same command id appends nothing new. Generated when absent. */
+  readonly commandId?: string
+}
+
+export interface ResultOptions {
+  /** Stop waiting after this long (the execution goes on); the call then fails with `ResultTimeout`. */
+  readonly timeout?: Duration.Input
+}
+
+export interface EmitReceipt {
+  /** The event's sequence number in its owner's log. */
+  readonly sequence: number
+}
+
+export interface Execution<O, E> {
+  readonly executionId: string
+  status(): Promise<ExecutionStatus<O, E>>
+  /** Waits for the execution to finish; rejects with `ResultTimeout` past `options.timeout`. */
+  result(options?: ResultOptions): Promise<ExecutionResult<O, E>>
+  /** Asks the execution to stop: compensations run, then `Interrupted` is recorded. Idempotent. */
+  interrupt(): Promise<void>
+}
+
+export interface WorkflowClient<I, O, E> {
+  start(ownerId: string, input: I, options?: StartOptions): Promise<Execution<O, E>>
+  /** Reattaches to an execution by id; refuses ids of another tenant, owner type or workflow. */
+  attach(executionId: string): Execution<O, E>
+}
+
+export type EmitFunction<Events> = <N extends keyof Events & string>(
+  ownerId: string,
+  event: N,
+  payload: Events[N],
+  options?: EmitOptions,
+) => Promise<EmitReceipt>
+
+export interface EffectExecution<O, E> {
+  readonly executionId: string
+  readonly status: Effect.Effect<ExecutionStatus<O, E>>
+  /** Succeeds with the value; fails with the declared error, `ExecutionInterrupted` or `ExecutionDefect`. */
+  result(options?: ResultOptions): Effect.Effect<O, E | ExecutionEnded>
+  readonly interrupt: Effect.Effect<void>
+}
+
+export interface EffectWorkflowClient<I, O, E> {
+  start(
+    ownerId: string,
+    input: I,
+    options?: StartOptions,
+  ): Effect.Effect<EffectExecution<O, E>, StartRefused>
+  attach(executionId: string): Effect.Effect<EffectExecution<O, E>, AttachRefused>
+}
+
+export type EffectEmitFunction<Events> = <N extends keyof Events & string>(
+  ownerId: string,
+  event: N,
+  payload: Events[N],
+  options?: EmitOptions,
+) => Effect.Effect<EmitReceipt, EmitRefused>
+
+/** Failures of `EffectExecution.result` other than the workflow's declared errors. */
+export type ExecutionEnded = ExecutionInterrupted | ExecutionDefect | ResultTimeout
+
+/** Why a start wrote nothing. */
+export type StartRefused = InvalidPayload | PayloadTooLarge | InvalidExecutionKey
+
+/** Why an id was refused before anything was read. */
+export type AttachRefused = InvalidExecutionId | ForeignTenant | ForeignWorkflow
+
+/** Why an emit wrote nothing. */
+export type EmitRefused = InvalidPayload | PayloadTooLarge | UnknownEvent

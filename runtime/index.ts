@@ -1,0 +1,55 @@
+/**
+ * The public runtime API: what generated code and applications import from `akter`.
+ */
+export { createAkter, type Akter, type AkterOptions } from "./akter.js"
+export type { Caller } from "./model/caller.js"
+export { defineOwner, StaleRegistration } from "./model/registration.js"
+export type {
+  ErrorConstructor,
+  OwnerRegistration,
+  OwnerRegistrationInput,
+  StepSettings,
+  WorkflowRegistration,
+  WorkflowRegistrationInput,
+} from "./model/registration.js"
+export type {
+  CanonicalOwner,
+  CanonicalStep,
+  CanonicalWorkflow,
+  WorkflowHashes,
+} from "./model/canonicalManifest.js"
+export type { Hash } from "./model/hash.js"
+export type { TypeNode } from "./model/typeModel.js"
+export { implementWorkflow } from "./engine/workflowApi.js"
+export type {
+  Activity,
+  ActivityContext,
+  ActivityReturn,
+  InputlessActivity,
+  TimedWaitOptions,
+  WaitOptions,
+  WaitResult,
+  WorkflowDefinition,
+  WorkflowImplementation,
+  WorkflowSteps,
+} from "./engine/workflowApi.js"
+export { makeEffectOwnerClient, makeOwnerClient } from "./client/ownerClient.js"
+export type {
+  AttachRefused,
+  EffectEmitFunction,
+  EffectExecution,
+  EffectWorkflowClient,
+  EmitFunction,
+  EmitOptions,
+  EmitReceipt,
+  EmitRefused,
+  Execution,
+  ExecutionEnded,
+  ExecutionResult,
+  ExecutionStatus,
+  ResultOptions,
+  StartOptions,
+  StartRefused,
+  WorkflowClient,
+} from "./client/clientApi.js"
+export * from "./errors.js"

@@ -1,0 +1,159 @@
+/**
+ * The replay-relevant projection of a manifest, and the hashes over it. Only what decides whether
+ * recorded data can still be read and recorded step sequences still replayed is kept: kinds, result
+ * types, events, markers, inputs and outputs. Descriptions, key order, step order, YAML style, the
+ * names of named types, retry policies, timeouts, default durations and the key field are not, so
+ * they never move a hash.
+ */
+import { canonicalType } from "./canonicalType.js"
+import { hashOf, type Hash } from "./hash.js"
+import type { MarkerRange, OwnerManifest, StepDecl, StepKind, WorkflowDecl } from "./manifest.js"
+import type { NamedTypes, TypeNode } from "./typeModel.js"
+
+export interface CanonicalStep {
+  readonly kind: StepKind
+  /** activity, race: the success value's type (`null`: none). */
+  readonly output?: TypeNode | null
+  /** activity, race: declared errors it may record, name → payload type. */
+  readonly errors?: Readonly<Record<string, TypeNode>>
+  /** wait: the event it waits for, and that event's payload type. */
+  readonly event?: string
+  readonly payload?: TypeNode
+  /** start: the started workflow. */
+  readonly target?: { readonly owner: string; readonly workflow: string }
+}
+
+export interface CanonicalWorkflow {
+  readonly owner: string
+  readonly workflow: string
+  readonly input: TypeNode | null
+  readonly output: TypeNode | null
+  readonly errors: Readonly<Record<string, TypeNode>>
+  readonly steps: Readonly<Record<string, CanonicalStep>>
+  readonly versions: Readonly<Record<string, MarkerRange>>
+}
+
+export interface CanonicalOwner {
+  readonly format: 1
+  readonly owner: string
+  readonly events: Readonly<Record<string, TypeNode>>
+  readonly workflows: Readonly<Record<string, CanonicalWorkflow>>
+}
+
+export interface WorkflowHashes {
+  /** Over everything in the canonical workflow: equal hashes mean a runner can skip every check. */
+  readonly compatibility: Hash
+  readonly input: Hash
+  /** Over the workflow's output and declared errors: what a client awaiting a result decodes. */
+  readonly output: Hash
+  readonly steps: Readonly<Record<string, Hash>>
+}
+
+const sortedRecord = <V>(record: Readonly<Record<string, V>>): Record<string, V> => {
+  const out: Record<string, V> = {}
+  for (const key of Object.keys(record).sort()) out[key] = record[key]!
+  return out
+}
+
+const typeOrNull = (type: TypeNode | null, named: NamedTypes) =>
+  type === null ? null : canonicalType(type, named)
+
+const canonicalStep = (
+  step: StepDecl,
+  workflow: WorkflowDecl,
+  manifest: OwnerManifest,
+): CanonicalStep => {
+  const named = manifest.types
+  const declaredErrors = (names: readonly string[]) => {
+    const errors: Record<string, TypeNode> = {}
+    for (const name of [...names].sort()) {
+      const payload = workflow.errors[name]
+      if (payload === undefined) throw new Error(`step lists undeclared error "${name}"`)
+      errors[name] = canonicalType(payload, named)
+    }
+    return errors
+  }
+  switch (step.kind) {
+    case "activity":
+    case "race":
+      return {
+        kind: step.kind,
+        output: typeOrNull(step.output, named),
+        errors: declaredErrors(step.errors),
+      }
+    case "sleep":
+      return { kind: "sleep" }
+    case "wait": {
+      const event = manifest.events[step.event]
+      if (event === undefined) throw new Error(`wait names undeclared event "${step.event}"`)
+      return { kind: "wait", event: step.event, payload: canonicalType(event.payload, named) }
+    }
+    case "start":
+      return { kind: "start", target: { owner: step.owner, workflow: step.workflow } }
+  }
+}
+
+/** The canonical projection of one workflow of a validated manifest. */
+export const canonicalWorkflow = (manifest: OwnerManifest, name: string): CanonicalWorkflow => {
+  const workflow = manifest.workflows[name]
+  if (workflow === undefined) throw new Error(`no workflow "${name}" in ${manifest.owner}`)
+  const named = manifest.types
+  const steps: Record<string, CanonicalStep> = {}
+  for (const stepName of Object.keys(workflow.steps).sort()) {
+    steps[stepName] = canonicalStep(workflow.steps[stepName]!, workflow, manifest)
+  }
+  const errors: Record<string, TypeNode> = {}
+  for (const errorName of Object.keys(workflow.errors).sort()) {
+    errors[errorName] = canonicalType(workflow.errors[errorName]!, named)
+  }
+  const versions: Record<string, MarkerRange> = {}
+  for (const [marker, range] of Object.entries(sortedRecord(workflow.versions))) {
+    versions[marker] = { min: range.min, current: range.current }
+  }
+  return {
+    owner: manifest.owner,
+    workflow: name,
+    input: typeOrNull(workflow.input, named),
+    output: typeOrNull(workflow.output, named),
+    errors,
+    steps,
+    versions,
+  }
+}
+
+/** The canonical projection of a whole validated manifest: what the lock file stores. */
+export const canonicalOwner = (manifest: OwnerManifest): CanonicalOwner => {
+  const events: Record<string, TypeNode> = {}
+  for (const name of Object.keys(manifest.events).sort()) {
+    events[name] = canonicalType(manifest.events[name]!.payload, manifest.types)
+  }
+  const workflows: Record<string, CanonicalWorkflow> = {}
+  for (const name of Object.keys(manifest.workflows).sort()) {
+    workflows[name] = canonicalWorkflow(manifest, name)
+  }
+  return { format: 1, owner: manifest.owner, events, workflows }
+}
+
+/**
+ * The fingerprints of a canonical workflow. A step's fingerprint covers its kind, its result types
+ * and its event, so a change to one step moves that step's fingerprint and the compatibility hash,
+ * and nothing else.
+ */
+export const workflowHashes = (workflow: CanonicalWorkflow): WorkflowHashes => {
+  const steps: Record<string, Hash> = {}
+  for (const [name, step] of Object.entries(workflow.steps)) steps[name] = hashOf(step)
+  const input = hashOf({ input: workflow.input })
+  const output = hashOf({ output: workflow.output, errors: workflow.errors })
+  const compatibility = hashOf({
+    owner: workflow.owner,
+    workflow: workflow.workflow,
+    input,
+    output,
+    steps,
+    versions: workflow.versions,
+  })
+  return { compatibility, input, output, steps }
+}
+
+/** The hash of a whole manifest, printed in the header of every file generated from it. */
+export const ownerHash = (owner: CanonicalOwner): Hash => hashOf(owner)
