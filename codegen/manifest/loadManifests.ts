@@ -3,16 +3,18 @@
  * positions, or every problem found. Nothing downstream (emitters, hashing, check) runs on a set of
  * manifests that has an error.
  */
+import { readdir, readFile, stat } from "node:fs/promises"
+import path from "node:path"
 import type { OwnerManifest } from "../../runtime/model/manifest.js"
+import { checkManifest, type CheckedManifest } from "./checkManifest.js"
+import { didYouMean } from "./didYouMean.js"
 import type { Diagnostic } from "./diagnostics.js"
+import { ManifestReport } from "./manifestReport.js"
+import { toPlainValue } from "./plainValue.js"
+import { yamlSourcePositions, type SourcePositions } from "./sourcePositions.js"
+import { parseManifestYaml, YAML_NESTING_LIMIT } from "./yamlDocument.js"
 
-/** Finds the source position of a node by its path inside the manifest. */
-export interface SourcePositions {
-  /** `["workflows", "fulfill", "steps", "reserve"]` → where that node starts; undefined if absent. */
-  locate(
-    path: readonly (string | number)[],
-  ): { readonly line: number; readonly column: number } | undefined
-}
+export type { ManifestPath, Position, SourcePositions } from "./sourcePositions.js"
 
 export interface LoadedManifest {
   /** Path relative to the project root, with `/` separators, e.g. `manifests/order.yaml`. */
@@ -34,6 +36,233 @@ export interface LoadOptions {
   readonly root?: string
 }
 
-export const loadManifests = async (_options: LoadOptions): Promise<LoadResult> => {
-  throw new Error("loadManifests: not implemented yet")
+/** Larger files are refused unread: a manifest is a page or two of YAML. */
+export const MAX_MANIFEST_BYTES = 1024 * 1024
+
+/** One manifest's text, as `loadManifestSources` takes it. */
+export interface ManifestSource {
+  /** Path relative to the project root, with `/` separators. */
+  readonly file: string
+  readonly text: string
+}
+
+interface FileResult {
+  readonly file: string
+  readonly report: ManifestReport
+  readonly checked: CheckedManifest | undefined
+}
+
+const toPosix = (file: string) => file.split(path.sep).join("/")
+
+const byLocation = (a: Diagnostic, b: Diagnostic) =>
+  (a.file < b.file ? -1 : a.file > b.file ? 1 : 0) ||
+  a.line - b.line ||
+  a.column - b.column ||
+  (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : 0)
+
+const folderDiagnostic = (
+  file: string,
+  rule: string,
+  message: string,
+  hint: string,
+): Diagnostic => ({
+  file,
+  line: 1,
+  column: 1,
+  rule,
+  severity: rule === "no-manifests" ? "warning" : "error",
+  message,
+  hint,
+  path: "",
+})
+
+/**
+ * Reads `*.yaml` and `*.yml` in `dir` (sorted by name, not recursing), checks each and then the
+ * set as a whole. Never throws on bad input: a missing folder, an unreadable or oversized file and
+ * every problem inside a manifest come back as diagnostics.
+ *
+ * @example
+ * const { manifests, diagnostics } = await loadManifests({ dir: "manifests" })
+ * for (const d of diagnostics) console.error(formatDiagnostic(d))
+ */
+export const loadManifests = async (options: LoadOptions): Promise<LoadResult> => {
+  const root = path.resolve(options.root ?? ".")
+  const dir = path.resolve(root, options.dir)
+  const shownDir = toPosix(path.relative(root, dir)) || "."
+  let names: string[]
+  try {
+    names = (await readdir(dir)).filter((name) => /\.ya?ml$/.test(name)).sort()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return {
+      manifests: [],
+      diagnostics: [
+        folderDiagnostic(
+          shownDir,
+          "manifest-folder-missing",
+          code === "ENOENT"
+            ? `the manifest folder ${shownDir} does not exist`
+            : `cannot read the manifest folder ${shownDir}: ${code ?? String(error)}`,
+          "create it, or pass the folder that holds your manifests (--manifests DIR)",
+        ),
+      ],
+    }
+  }
+  const sources: ManifestSource[] = []
+  const diagnostics: Diagnostic[] = []
+  for (const name of names) {
+    const absolute = path.join(dir, name)
+    const file = toPosix(path.relative(root, absolute))
+    try {
+      const info = await stat(absolute)
+      if (!info.isFile()) continue
+      if (info.size > MAX_MANIFEST_BYTES) {
+        diagnostics.push(
+          folderDiagnostic(
+            file,
+            "file-too-large",
+            `the file is ${info.size} bytes, more than the ${MAX_MANIFEST_BYTES} a manifest may have`,
+            "split it into one manifest per owner",
+          ),
+        )
+        continue
+      }
+      sources.push({ file, text: await readFile(absolute, "utf8") })
+    } catch (error) {
+      diagnostics.push(
+        folderDiagnostic(
+          file,
+          "unreadable-file",
+          `cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+          "check its permissions",
+        ),
+      )
+    }
+  }
+  if (names.length === 0) {
+    diagnostics.push(
+      folderDiagnostic(
+        shownDir,
+        "no-manifests",
+        `${shownDir} holds no *.yaml or *.yml manifest`,
+        "add one manifest per owner type",
+      ),
+    )
+  }
+  const loaded = loadManifestSources(sources)
+  const all = [...diagnostics, ...loaded.diagnostics].sort(byLocation)
+  const failed = all.some((d) => d.severity === "error")
+  return { manifests: failed ? [] : loaded.manifests, diagnostics: all }
+}
+
+/**
+ * Checks manifests given as text, as `loadManifests` does after reading them; for tools that hold
+ * manifests in memory (an editor buffer, a test).
+ *
+ * @example
+ * loadManifestSources([{ file: "manifests/order.yaml", text }])
+ */
+export const loadManifestSources = (sources: readonly ManifestSource[]): LoadResult => {
+  const results: FileResult[] = []
+  const loaded: LoadedManifest[] = []
+  for (const { file, text } of sources) {
+    const result = checkFile(file, text)
+    results.push(result)
+    if (result.checked?.manifest !== undefined && !result.report.hasErrors) {
+      loaded.push({ file, manifest: result.checked.manifest, positions: result.report.positions })
+    }
+  }
+  checkAcrossManifests(results)
+  const diagnostics = results.flatMap((result) => result.report.diagnostics).sort(byLocation)
+  const failed = diagnostics.some((d) => d.severity === "error")
+  loaded.sort((a, b) =>
+    a.manifest.owner < b.manifest.owner ? -1 : a.manifest.owner > b.manifest.owner ? 1 : 0,
+  )
+  return { manifests: failed ? [] : loaded, diagnostics }
+}
+
+const checkFile = (file: string, text: string): FileResult => {
+  const parsed = parseManifestYaml(text)
+  const root = parsed.document?.contents ?? null
+  const conversion = toPlainValue(root)
+  const positions = yamlSourcePositions(root, parsed.lineCounter, conversion.aliasTargets)
+  const report = new ManifestReport(file, positions)
+  const at = (offset: number) => {
+    const { line, col } = parsed.lineCounter.linePos(offset)
+    return { line, column: col }
+  }
+  for (const problem of [...parsed.problems, ...conversion.problems]) {
+    report.errorAt(at(problem.offset), problem.rule, problem.message, problem.hint)
+  }
+  if (report.hasErrors || conversion.value === undefined)
+    return { file, report, checked: undefined }
+  if (parsed.document === undefined || conversion.value === null) {
+    report.errorAt(
+      positions.start,
+      "empty-manifest",
+      "the file holds no manifest",
+      "start it with akter: 1, owner: and workflows:",
+    )
+    return { file, report, checked: undefined }
+  }
+  const checked = checkManifest(conversion.value, report)
+  if (parsed.truncatedAt !== undefined && !report.hasErrors) {
+    report.errorAt(
+      at(parsed.truncatedAt),
+      "nesting-too-deep",
+      `YAML nests deeper than ${YAML_NESTING_LIMIT} levels here`,
+      "no manifest needs this much nesting; flatten it",
+    )
+  }
+  return { file, report, checked }
+}
+
+/** Checks that need every manifest: one file per owner, and `start` targets that exist. */
+const checkAcrossManifests = (results: readonly FileResult[]): void => {
+  const owners = new Map<string, FileResult>()
+  for (const result of results) {
+    const owner = result.checked?.owner
+    if (owner === undefined) continue
+    const first = owners.get(owner)
+    if (first === undefined) owners.set(owner, result)
+    else {
+      result.report.error(
+        ["owner"],
+        "duplicate-owner",
+        `owner "${owner}" is also declared by ${first.file}`,
+        {
+          hint: "each owner type has exactly one manifest; merge the two files or rename one owner",
+        },
+      )
+    }
+  }
+  for (const result of results) {
+    for (const target of result.checked?.startTargets ?? []) {
+      const owner = owners.get(target.owner)
+      if (owner === undefined) {
+        result.report.error(
+          [...target.path.slice(0, -1), "owner"],
+          "unknown-owner",
+          `no manifest declares owner "${target.owner}"`,
+          {
+            hint:
+              didYouMean(target.owner, owners.keys()) ?? "add its manifest to the manifest folder",
+          },
+        )
+        continue
+      }
+      if (!owner.checked!.workflows.has(target.workflow)) {
+        result.report.error(
+          target.path,
+          "unknown-workflow",
+          `owner "${target.owner}" has no workflow "${target.workflow}"`,
+          {
+            hint:
+              didYouMean(target.workflow, owner.checked!.workflows) ??
+              `its workflows: ${[...owner.checked!.workflows].join(", ")}`,
+          },
+        )
+      }
+    }
+  }
 }

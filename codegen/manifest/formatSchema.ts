@@ -1,0 +1,274 @@
+/**
+ * The manifest format as one zod description, from which both the validator's format check and the
+ * JSON Schema editors use (`generated/manifest.schema.json`) are derived, so the two cannot disagree.
+ *
+ * The format is built by `manifestFormat(typeExpression)`: the validator passes an opaque schema for
+ * type expressions, because the type checker (`typeExpressions.ts`) parses those itself with located,
+ * specific errors; the JSON Schema passes `typeExpressionFormat`, the full recursive description of
+ * the type language, so editors complete and validate types too.
+ */
+import { z } from "zod"
+import { DURATION_FORMAT, DURATION_HINT } from "./durations.js"
+import {
+  ERROR_NAME,
+  EVENT_NAME,
+  FIELD_NAME,
+  MARKER_NAME,
+  OWNER_NAME,
+  STEP_NAME,
+  TYPE_NAME,
+  WORKFLOW_NAME,
+} from "./names.js"
+
+/** How a format violation at a schema is reported: its rule id and what was expected there. */
+export interface FormatRule {
+  readonly rule: string
+  /** Completes "… must be ___": `an integer from 1 to 1000`. */
+  readonly expected: string
+  readonly hint?: string
+}
+
+/** Rules of the schemas that are not reported as plain `wrong-type`. */
+export const formatRules = z.registry<FormatRule>()
+
+const ruled = <T extends z.ZodType>(schema: T, rule: FormatRule): T => {
+  formatRules.add(schema, rule)
+  return schema
+}
+
+const name = (pattern: RegExp, what: string, text?: string) =>
+  ruled(text === undefined ? z.string().regex(pattern) : z.string().regex(pattern).describe(text), {
+    rule: "invalid-name",
+    expected: `${what} matching ${pattern.source}`,
+  })
+
+const description = z.string().describe("Free text for people; never affects a hash.")
+
+const duration = (text: string) =>
+  ruled(z.string().regex(DURATION_FORMAT).describe(text), {
+    rule: "invalid-duration",
+    expected: "a duration such as 500ms, 30s, 5m, 2h or 1d",
+    hint: DURATION_HINT,
+  })
+
+/** The keys a type expression in mapping form is built from; any other mapping is an object. */
+export const CONSTRUCT_KEYS = ["enum", "oneOf", "record", "array", "type", "object"] as const
+
+/** A type written as a string: a scalar or named type, then any number of `[]`. */
+export const TYPE_REFERENCE = /^[A-Za-z][A-Za-z0-9]*(\[\])*$/
+
+/** A key of an object type: a field name, `?` appended for an optional field. */
+export const OPTIONAL_FIELD_KEY = new RegExp(`^${FIELD_NAME.source.slice(1, -1)}\\??$`)
+
+/**
+ * The type language for editors: every form of `TypeNode` a manifest may write. The validator does
+ * not use it (see the module comment); `typeExpressions.ts` implements the same language.
+ */
+export const typeExpressionFormat: z.ZodType = z
+  .union([
+    z.string().regex(TYPE_REFERENCE),
+    z.strictObject({
+      enum: z.array(z.string()).min(1).describe("The allowed string values."),
+      description: description.optional(),
+    }),
+    z.strictObject({
+      oneOf: z.array(z.lazy(() => typeExpressionFormat)).min(2),
+      description: description.optional(),
+    }),
+    z.strictObject({
+      record: z.lazy(() => typeExpressionFormat),
+      description: description.optional(),
+    }),
+    z.strictObject({
+      array: z.lazy(() => typeExpressionFormat),
+      description: description.optional(),
+    }),
+    z.strictObject({
+      type: z.lazy(() => typeExpressionFormat),
+      description: description.optional(),
+    }),
+    z.strictObject({
+      object: z.record(
+        z.string().regex(OPTIONAL_FIELD_KEY),
+        z.lazy(() => typeExpressionFormat),
+      ),
+      description: description.optional(),
+    }),
+    z
+      .object({ description: description.optional() })
+      .catchall(z.lazy(() => typeExpressionFormat))
+      .meta({
+        propertyNames: {
+          pattern: OPTIONAL_FIELD_KEY.source,
+          not: { enum: [...CONSTRUCT_KEYS] },
+        },
+      }),
+  ])
+  .meta({
+    id: "TypeExpression",
+    description:
+      "A type: string, number, integer, boolean, null, json or a named type, optionally followed by [] " +
+      "per array level; { enum: [...] }, { oneOf: [...] }, { record: T }, { array: T }, { type: T } " +
+      "(to add a description), { object: { field: T } }, or a mapping of fields (`name?` for optional ones).",
+  })
+
+/**
+ * The manifest format over a given description of type expressions.
+ *
+ * @example
+ * manifestFormat(z.unknown()).safeParse(plainValue)
+ */
+export const manifestFormat = (type: z.ZodType) => {
+  const typeMap = (key: z.ZodString) => z.record(key, type)
+  const errorList = z
+    .array(z.string())
+    .describe("Names of errors declared under the workflow's errors: that this step may fail with.")
+
+  const retry = z
+    .strictObject({
+      attempts: ruled(
+        z.number().int().min(1).max(1000).describe("Total attempts, the first included."),
+        {
+          rule: "invalid-retry",
+          expected: "an integer from 1 to 1000",
+        },
+      ),
+      initial: duration("Delay before the first retry (default 1s).").optional(),
+      factor: ruled(
+        z
+          .number()
+          .min(1)
+          .max(100)
+          .describe("Each delay is the previous one times this (default 2)."),
+        {
+          rule: "invalid-retry",
+          expected: "a number from 1 to 100",
+        },
+      ).optional(),
+      max: duration(
+        "Longest delay between attempts (default the larger of initial and 1m).",
+      ).optional(),
+    })
+    .describe("Retry policy of an activity.")
+
+  const kind = <K extends string>(value: K) => z.literal(value).describe("The step kind.")
+
+  const step = z.discriminatedUnion("kind", [
+    z
+      .strictObject({
+        kind: kind("activity"),
+        description: description.optional(),
+        input: type.optional().describe("The activity's input, an object type."),
+        output: type.optional().describe("The activity's result."),
+        errors: errorList.optional(),
+        retry: retry.optional(),
+        timeout: duration("Upper bound on one attempt's run time.").optional(),
+      })
+      .describe("Runs code; its result is recorded once per attempt."),
+    z
+      .strictObject({
+        kind: kind("sleep"),
+        description: description.optional(),
+        duration: duration("Default duration when the body passes none.").optional(),
+      })
+      .describe("A durable timer."),
+    z
+      .strictObject({
+        kind: kind("wait"),
+        description: description.optional(),
+        event: z.string().describe("An event declared under events:."),
+        timeout: duration("Default timeout; without one the wait waits forever.").optional(),
+      })
+      .describe("Waits for an event of the owner."),
+    z
+      .strictObject({
+        kind: kind("race"),
+        description: description.optional(),
+        output: type.optional().describe("The recorded winner's value."),
+        errors: errorList.optional(),
+      })
+      .describe("The first of several branches; the winner is recorded."),
+    z
+      .strictObject({
+        kind: kind("start"),
+        description: description.optional(),
+        workflow: z.string().describe("The workflow to start."),
+        owner: name(
+          OWNER_NAME,
+          "an owner name",
+          "Owner type of the started workflow (default: this owner).",
+        ).optional(),
+      })
+      .describe("Starts another workflow exactly once."),
+  ])
+
+  const markerRange = z
+    .strictObject({
+      min: ruled(z.number().int().min(0).describe("Oldest value still replayable."), {
+        rule: "invalid-marker-range",
+        expected: "an integer ≥ 0",
+      }),
+      current: ruled(z.number().int().min(1).describe("Value recorded by new executions."), {
+        rule: "invalid-marker-range",
+        expected: "an integer ≥ 1",
+      }),
+    })
+    .describe("Replayable range of a version marker: 0 ≤ min ≤ current, current ≥ 1.")
+
+  const workflow = z
+    .strictObject({
+      description: description.optional(),
+      input: type.optional().describe("Start input, an object type."),
+      output: type.optional().describe("Result on success."),
+      errors: typeMap(name(ERROR_NAME, "an error name"))
+        .describe("Declared errors: name → payload object type ({} for none).")
+        .optional(),
+      key: z
+        .string()
+        .describe("A required string field of the input that the execution key is taken from.")
+        .optional(),
+      versions: z
+        .record(name(MARKER_NAME, "a marker name"), markerRange)
+        .describe("Version markers.")
+        .optional(),
+      steps: z
+        .record(name(STEP_NAME, "a step name"), step)
+        .meta({ description: "The steps, by name.", minProperties: 1 }),
+    })
+    .describe("A workflow of this owner.")
+
+  return z
+    .strictObject({
+      akter: ruled(z.literal(1).describe("The manifest format version."), {
+        rule: "unsupported-format",
+        expected: "1, the manifest format version this akter reads",
+      }),
+      owner: name(OWNER_NAME, "an owner name", "The owner type these workflows belong to."),
+      description: description.optional(),
+      types: typeMap(name(TYPE_NAME, "a type name")).describe("Named types.").optional(),
+      events: typeMap(name(EVENT_NAME, "an event name"))
+        .describe("Events of the owner: name → payload object type.")
+        .optional(),
+      workflows: z
+        .record(name(WORKFLOW_NAME, "a workflow name"), workflow)
+        .meta({ description: "The workflows, by name.", minProperties: 1 }),
+    })
+    .describe("An akter manifest: one owner type and its workflows.")
+}
+
+/** The format the validator checks; type expressions are checked by `typeExpressions.ts`. */
+export const manifestFormatSchema = manifestFormat(z.unknown())
+
+/** The full format, type language included, as the JSON Schema is derived from it. */
+export const manifestFormatWithTypes = manifestFormat(typeExpressionFormat)
+
+/**
+ * The JSON Schema (draft-07) of the manifest format, for `# yaml-language-server: $schema=…`.
+ *
+ * @example
+ * writeFileSync("generated/manifest.schema.json", JSON.stringify(manifestFormatJsonSchema(), null, 2))
+ */
+export const manifestFormatJsonSchema = (): object => ({
+  ...z.toJSONSchema(manifestFormatWithTypes, { target: "draft-7", unrepresentable: "any" }),
+  title: "akter manifest",
+})
