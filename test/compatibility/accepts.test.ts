@@ -1,0 +1,416 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import {
+  accepts,
+  acceptsDeclared,
+  acceptsErrors,
+  renderTypePath,
+} from "../../runtime/compatibility/accepts.js"
+import type { TypeNode } from "../../runtime/model/typeModel.js"
+import { arr, en, obj, oneOf, rec, t } from "./canonicalBuilders.js"
+
+const samples = {
+  string: t.string,
+  number: t.number,
+  integer: t.integer,
+  boolean: t.boolean,
+  null: t.null,
+  json: t.json,
+  enum: en("a", "b"),
+  array: arr(t.string),
+  object: obj({ a: t.string }),
+  record: rec(t.string),
+  oneOf: oneOf(t.string, t.integer),
+} satisfies Record<string, TypeNode>
+
+type Sample = keyof typeof samples
+const columns = Object.keys(samples) as Sample[]
+
+// Rows: the previous (recorded) type. Columns, in the order of `samples`: the next type.
+// Y: every value of the row's type decodes under the column's type.
+//                            str num int bool null json enum arr obj rec oneOf
+const grid: Record<Sample, string> = {
+  string: /*             */ " Y   .   .   .    .    Y    .    .   .   .   Y",
+  number: /*             */ " .   Y   .   .    .    Y    .    .   .   .   .",
+  integer: /*            */ " .   Y   Y   .    .    Y    .    .   .   .   Y",
+  boolean: /*            */ " .   .   .   Y    .    Y    .    .   .   .   .",
+  null: /*               */ " .   .   .   .    Y    Y    .    .   .   .   .",
+  json: /*               */ " .   .   .   .    .    Y    .    .   .   .   .",
+  enum: /*               */ " Y   .   .   .    .    Y    Y    .   .   .   Y",
+  array: /*              */ " .   .   .   .    .    Y    .    Y   .   .   .",
+  object: /*             */ " .   .   .   .    .    Y    .    .   Y   .   .",
+  record: /*             */ " .   .   .   .    .    Y    .    .   .   Y   .",
+  oneOf: /*              */ " .   .   .   .    .    Y    .    .   .   .   Y",
+}
+
+describe("accepts: every pair of constructs", () => {
+  const cases = columns.flatMap((previous) => {
+    const marks = grid[previous].trim().split(/\s+/)
+    return columns.map((next, index) => ({ previous, next, accepted: marks[index] === "Y" }))
+  })
+
+  it("has one expectation per pair", () => {
+    expect(cases).toHaveLength(columns.length * columns.length)
+    for (const previous of columns) expect(grid[previous].trim().split(/\s+/)).toHaveLength(11)
+  })
+
+  it.each(cases)("$previous → $next accepted: $accepted", ({ previous, next, accepted }) => {
+    const refusal = accepts(samples[next], samples[previous])
+    if (accepted) expect(refusal).toBeNull()
+    else expect(refusal).not.toBeNull()
+  })
+
+  it("names both kinds when a scalar changes", () => {
+    expect(accepts(t.integer, t.number)).toEqual({
+      path: "",
+      reason: "was number, now integer",
+      segments: [],
+    })
+    expect(accepts(t.string, t.null)?.reason).toBe("was null, now string")
+    expect(accepts(t.null, t.string)?.reason).toBe("was string, now null")
+    expect(accepts(obj({ a: t.string }), t.json)?.reason).toBe("was json (any value), now object")
+    expect(accepts(arr(t.string), obj({}))?.reason).toBe("was object, now string[]")
+    expect(accepts(obj({}), arr(t.string))?.reason).toBe("was string[], now object")
+  })
+})
+
+describe("accepts: enums", () => {
+  it("accepts a widened enum and a plain string", () => {
+    expect(accepts(en("EUR", "GBP", "USD"), en("USD", "EUR"))).toBeNull()
+    expect(accepts(t.string, en("USD", "EUR"))).toBeNull()
+  })
+
+  it("refuses a narrowed enum, naming the removed value", () => {
+    expect(accepts(en("USD"), en("USD", "EUR"))?.reason).toBe('enum value "EUR" was removed')
+  })
+
+  it("refuses a string narrowed to an enum", () => {
+    expect(accepts(en("USD"), t.string)?.reason).toBe("was string, now enum [USD]")
+  })
+
+  it("accepts an enum whose values the new union spreads over several variants", () => {
+    expect(accepts(oneOf(en("a"), en("b")), en("a", "b"))).toBeNull()
+    expect(accepts(oneOf(en("a"), t.integer), en("a", "b"))?.reason).toBe(
+      'enum value "b" is accepted by no variant of the new oneOf',
+    )
+  })
+})
+
+describe("accepts: objects", () => {
+  const before = obj({ a: t.string, "b?": t.integer })
+
+  it("accepts adding an optional field", () => {
+    expect(accepts(obj({ a: t.string, "b?": t.integer, "c?": t.boolean }), before)).toBeNull()
+  })
+
+  it("accepts removing a field, required or optional", () => {
+    expect(accepts(obj({ "b?": t.integer }), before)).toBeNull()
+    expect(accepts(obj({ a: t.string }), before)).toBeNull()
+    expect(accepts(obj({}), before)).toBeNull()
+  })
+
+  it("accepts making a required field optional", () => {
+    expect(accepts(obj({ "a?": t.string, "b?": t.integer }), before)).toBeNull()
+  })
+
+  it("refuses adding a required field", () => {
+    expect(accepts(obj({ a: t.string, "b?": t.integer, c: t.boolean }), before)).toEqual({
+      path: "c",
+      reason: "required field was added; recorded values lack it",
+      segments: [{ kind: "field", name: "c" }],
+    })
+  })
+
+  it("refuses making an optional field required", () => {
+    expect(accepts(obj({ a: t.string, b: t.integer }), before)).toMatchObject({
+      path: "b",
+      reason: "field became required; recorded values may lack it",
+    })
+  })
+
+  it("refuses changing a field's type, locating the nested field", () => {
+    const total = (amount: TypeNode) => obj({ total: obj({ amount, currency: t.string }) })
+    expect(accepts(total(t.string), total(t.integer))).toMatchObject({
+      path: "total.amount",
+      reason: "was integer, now string",
+    })
+    expect(accepts(total(t.number), total(t.integer))).toBeNull()
+  })
+})
+
+describe("accepts: arrays and records", () => {
+  it("compares array items", () => {
+    expect(accepts(arr(t.number), arr(t.integer))).toBeNull()
+    expect(accepts(obj({ skus: arr(t.integer) }), obj({ skus: arr(t.string) }))).toMatchObject({
+      path: "skus[]",
+      reason: "was string, now integer",
+    })
+    expect(accepts(arr(arr(t.integer)), arr(arr(t.number)))?.path).toBe("[][]")
+  })
+
+  it("compares record values", () => {
+    expect(accepts(rec(t.number), rec(t.integer))).toBeNull()
+    expect(accepts(obj({ prices: rec(t.integer) }), obj({ prices: rec(t.number) }))?.path).toBe(
+      "prices{}",
+    )
+  })
+
+  it("accepts a record read as an object of optional fields that accept its values", () => {
+    expect(accepts(obj({}), rec(t.integer))).toBeNull()
+    expect(accepts(obj({ "a?": t.number, "b?": t.integer }), rec(t.integer))).toBeNull()
+  })
+
+  it("refuses a record read as an object with a required field or a narrower field", () => {
+    expect(accepts(obj({ a: t.integer }), rec(t.integer))).toMatchObject({
+      path: "a",
+      reason: "required field, but recorded record values may lack it",
+    })
+    expect(accepts(obj({ "a?": t.string }), rec(t.integer))).toMatchObject({
+      path: "a",
+      reason: "was integer, now string",
+    })
+  })
+
+  it("refuses an object read as a record, even when every field would fit", () => {
+    expect(accepts(rec(t.string), obj({ a: t.string }))?.reason).toBe(
+      "was object, now record; a record would read keys the object never declared",
+    )
+  })
+})
+
+describe("accepts: unions on both sides", () => {
+  it("accepts a type read as a union with an accepting variant", () => {
+    expect(accepts(oneOf(t.number, t.string), t.integer)).toBeNull()
+  })
+
+  it("accepts a union read as a type that accepts every variant", () => {
+    expect(accepts(t.number, oneOf(t.integer, t.number))).toBeNull()
+    expect(accepts(t.string, oneOf(en("a"), t.string))).toBeNull()
+  })
+
+  it("accepts a widened union and refuses a narrowed one, naming the old variant", () => {
+    const before = oneOf(t.boolean, t.integer, t.string)
+    expect(accepts(oneOf(t.boolean, t.integer, t.string, t.null), before)).toBeNull()
+    expect(accepts(oneOf(t.integer, t.string), before)).toMatchObject({
+      path: "oneOf[0]",
+      reason: "no variant of the new oneOf accepts boolean",
+    })
+  })
+
+  it("reports the refusal of the new variant of the same construct", () => {
+    expect(accepts(oneOf(obj({ a: t.string }), t.string), obj({ a: t.integer }))).toMatchObject({
+      path: "a",
+      reason: "was integer, now string",
+    })
+  })
+
+  it("accepts tagged object variants each matched by a variant of the new union", () => {
+    const renewed = (invoice: TypeNode) => obj({ outcome: en("renewed"), invoiceId: invoice })
+    const lapsed = obj({ outcome: en("lapsed") })
+    expect(
+      accepts(
+        oneOf(renewed(t.string), lapsed, obj({ outcome: en("ended") })),
+        oneOf(renewed(t.string), lapsed),
+      ),
+    ).toBeNull()
+    expect(
+      accepts(oneOf(renewed(t.integer), lapsed), oneOf(renewed(t.string), lapsed)),
+    ).toMatchObject({
+      // canonical order: the variant with `invoiceId` sorts before the one with only `outcome`
+      path: "oneOf[0].invoiceId",
+      reason: "was string, now integer",
+    })
+  })
+})
+
+describe("acceptsDeclared: absent types", () => {
+  it("accepts anything read as nothing, and nothing read as nothing", () => {
+    expect(acceptsDeclared(null, obj({ a: t.string }))).toBeNull()
+    expect(acceptsDeclared(null, null)).toBeNull()
+  })
+
+  it("accepts nothing read as a type that accepts null", () => {
+    expect(acceptsDeclared(oneOf(t.null, t.string), null)).toBeNull()
+    expect(acceptsDeclared(t.json, null)).toBeNull()
+  })
+
+  it("refuses nothing read as a value", () => {
+    expect(acceptsDeclared(obj({}), null)).toEqual({
+      path: "",
+      reason: "had no value, now object",
+      segments: [],
+    })
+  })
+})
+
+describe("acceptsErrors", () => {
+  const before = { OutOfStock: obj({ sku: t.string }) }
+
+  it("accepts an added error and refuses a removed one", () => {
+    expect(acceptsErrors({ ...before, Fraud: obj({}) }, before)).toBeNull()
+    expect(acceptsErrors({}, before)).toMatchObject({
+      path: "OutOfStock",
+      reason: "error is not declared by the reading manifest",
+    })
+  })
+
+  it("locates a payload change inside the error", () => {
+    expect(acceptsErrors({ OutOfStock: obj({ sku: t.integer }) }, before)?.path).toBe(
+      "OutOfStock.sku",
+    )
+  })
+})
+
+describe("renderTypePath", () => {
+  it("joins fields with dots and marks items, values and variants", () => {
+    expect(
+      renderTypePath([
+        { kind: "variant", index: 1 },
+        { kind: "field", name: "lines" },
+        { kind: "items" },
+        { kind: "field", name: "prices" },
+        { kind: "values" },
+      ]),
+    ).toBe("oneOf[1].lines[].prices{}")
+  })
+})
+
+// A reference decoder, written from the language's definition rather than from `accepts`: recorded
+// values are decoded tolerantly, so objects ignore keys they do not declare.
+const decodes = (type: TypeNode, value: unknown): boolean => {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    typeof v === "object" && v !== null && !Array.isArray(v)
+  switch (type.kind) {
+    case "string":
+      return typeof value === "string"
+    case "number":
+      return typeof value === "number" && Number.isFinite(value)
+    case "integer":
+      return Number.isInteger(value)
+    case "boolean":
+      return typeof value === "boolean"
+    case "null":
+      return value === null
+    case "json":
+      return true
+    case "enum":
+      return typeof value === "string" && type.values.includes(value)
+    case "array":
+      return Array.isArray(value) && value.every((item) => decodes(type.items, item))
+    case "record":
+      return isObject(value) && Object.values(value).every((item) => decodes(type.values, item))
+    case "object":
+      return (
+        isObject(value) &&
+        Object.entries(type.fields).every(([name, field]) =>
+          value[name] === undefined ? field.optional : decodes(field.type, value[name]),
+        )
+      )
+    case "oneOf":
+      return type.variants.some((variant) => decodes(variant, value))
+    case "ref":
+      throw new Error("refs are resolved in these tests")
+  }
+}
+
+const FIELD_NAMES = ["a", "b", "c"]
+const ENUM_VALUES = ["x", "y", "z"]
+
+const typeArbitrary: fc.Arbitrary<TypeNode> = fc.letrec<{ type: TypeNode }>((tie) => ({
+  type: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.constantFrom<TypeNode>(t.string, t.number, t.integer, t.boolean, t.null, t.json),
+    fc.subarray(ENUM_VALUES, { minLength: 1 }).map((values) => en(...values)),
+    tie("type").map((items) => arr(items)),
+    tie("type").map((values) => rec(values)),
+    fc
+      .dictionary(
+        fc.constantFrom(...FIELD_NAMES, ...FIELD_NAMES.map((n) => `${n}?`)),
+        tie("type"),
+        {
+          maxKeys: 3,
+        },
+      )
+      .map((fields) => {
+        const unique: Record<string, TypeNode> = {}
+        for (const [key, type] of Object.entries(fields)) {
+          if (
+            unique[key.replace("?", "")] === undefined &&
+            unique[`${key.replace("?", "")}?`] === undefined
+          ) {
+            unique[key] = type
+          }
+        }
+        return obj(unique)
+      }),
+    fc.array(tie("type"), { minLength: 2, maxLength: 3 }).map((variants) => oneOf(...variants)),
+  ),
+})).type
+
+const jsonValue: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 2 })
+
+const valueOf = (type: TypeNode): fc.Arbitrary<unknown> => {
+  switch (type.kind) {
+    case "string":
+      return fc.string({ maxLength: 3 })
+    case "number":
+      return fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }))
+    case "integer":
+      return fc.integer()
+    case "boolean":
+      return fc.boolean()
+    case "null":
+      return fc.constant(null)
+    case "json":
+      return jsonValue
+    case "enum":
+      return fc.constantFrom(...type.values)
+    case "array":
+      return fc.array(valueOf(type.items), { maxLength: 3 })
+    case "record":
+      return fc.dictionary(fc.string({ maxLength: 2 }), valueOf(type.values), { maxKeys: 3 })
+    case "object": {
+      const entries = Object.entries(type.fields).map(([name, field]) =>
+        field.optional
+          ? fc.option(valueOf(field.type), { nil: undefined }).map((v) => [name, v] as const)
+          : valueOf(field.type).map((v) => [name, v] as const),
+      )
+      return fc
+        .tuple(...entries)
+        .map((pairs) => Object.fromEntries(pairs.filter(([, v]) => v !== undefined)))
+    }
+    case "oneOf":
+      return fc.oneof(...type.variants.map(valueOf))
+    case "ref":
+      throw new Error("refs are resolved in these tests")
+  }
+}
+
+describe("accepts is sound", () => {
+  it("every value of an accepted type decodes under the accepting type", () => {
+    fc.assert(
+      fc.property(
+        typeArbitrary,
+        typeArbitrary,
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        (previous, next, seed) => {
+          if (accepts(next, previous) !== null) return
+          for (const value of fc.sample(valueOf(previous), { numRuns: 20, seed })) {
+            expect(decodes(previous, value)).toBe(true)
+            expect(decodes(next, value), JSON.stringify({ previous, next, value })).toBe(true)
+          }
+        },
+      ),
+      { numRuns: 3000 },
+    )
+  })
+
+  it("accepts every type as itself and under json", () => {
+    fc.assert(
+      fc.property(typeArbitrary, (type) => {
+        expect(accepts(type, type)).toBeNull()
+        expect(accepts(t.json, type)).toBeNull()
+      }),
+    )
+  })
+})
