@@ -121,7 +121,7 @@ class ManifestChecker {
     }
     for (const [name, body] of Object.entries(workflowsValue ?? {})) {
       if (WORKFLOW_NAME.test(name)) workflowNames.add(name)
-      const workflow = this.checkWorkflow(name, asMapping(body), events)
+      const workflow = this.checkWorkflow(name, asMapping(body))
       if (workflow !== undefined)
         Object.defineProperty(workflows, name, {
           value: workflow,
@@ -192,11 +192,7 @@ class ManifestChecker {
     return complete ? events : undefined
   }
 
-  private checkWorkflow(
-    name: string,
-    body: Mapping | undefined,
-    events: Readonly<Record<string, EventDecl>> | undefined,
-  ): WorkflowDecl | undefined {
+  private checkWorkflow(name: string, body: Mapping | undefined): WorkflowDecl | undefined {
     const path = ["workflows", name]
     if (RESERVED_WORKFLOW_NAMES.includes(name)) {
       this.report.error(
@@ -280,7 +276,7 @@ class ManifestChecker {
     const declaredErrors =
       errorsValue === undefined ? new Set<string>() : new Set(Object.keys(errorsValue))
     for (const [stepName, stepValue] of Object.entries(stepsValue ?? {})) {
-      const step = this.checkStep(name, stepName, asMapping(stepValue), declaredErrors, events)
+      const step = this.checkStep(name, stepName, asMapping(stepValue), declaredErrors)
       if (step === undefined) complete = false
       else
         Object.defineProperty(steps, stepName, {
@@ -359,7 +355,6 @@ class ManifestChecker {
     name: string,
     step: Mapping | undefined,
     declaredErrors: ReadonlySet<string>,
-    events: Readonly<Record<string, EventDecl>> | undefined,
   ): StepDecl | undefined {
     const path = ["workflows", workflow, "steps", name]
     if (RESERVED_STEP_NAMES.includes(name)) {
@@ -441,13 +436,15 @@ class ManifestChecker {
       }
       case "wait": {
         const event = stringAt(step, "event")
-        if (event !== undefined && events !== undefined && !Object.hasOwn(events, event)) {
+        // Declared names, not parsed payloads: a broken payload must not hide a misspelt event.
+        const declared = Object.keys(asMapping(this.root?.["events"]) ?? {})
+        if (event !== undefined && !declared.includes(event)) {
           this.report.error(
             [...path, "event"],
             "unknown-event",
             `event "${event}" is not declared`,
             {
-              hint: didYouMean(event, Object.keys(events)) ?? "declare it under events:",
+              hint: didYouMean(event, declared) ?? "declare it under events:",
             },
           )
         }

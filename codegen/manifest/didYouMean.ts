@@ -23,7 +23,8 @@ export const editDistance = (a: string, b: string): number => {
 }
 
 /**
- * The candidate closest to `name`, if at most a third of its letters (and at least one) differ.
+ * The candidate closest to `name`, if few enough letters differ: one for names of up to three
+ * letters, else two or a third of the letters, whichever is more.
  * Case differences are free, so `Output` suggests `output`.
  *
  * @example
@@ -41,7 +42,7 @@ export const closestName = (name: string, candidates: Iterable<string>): string 
       bestDistance = distance
     }
   }
-  const allowed = Math.max(1, Math.floor(Math.max(name.length, 3) / 3))
+  const allowed = name.length <= 3 ? 1 : Math.max(2, Math.floor(name.length / 3))
   return best !== undefined && bestDistance <= allowed ? best : undefined
 }
 

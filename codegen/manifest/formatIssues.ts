@@ -212,7 +212,7 @@ export const reportFormatIssues = (
       }
       default: {
         const input = valueAt(value, path)
-        if (issue.code === "invalid_type" && input === undefined) {
+        if (input === undefined) {
           const parent = path.slice(0, -1)
           report.error(
             parent,

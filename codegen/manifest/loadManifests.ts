@@ -10,7 +10,7 @@ import { checkManifest, type CheckedManifest } from "./checkManifest.js"
 import { didYouMean } from "./didYouMean.js"
 import type { Diagnostic } from "./diagnostics.js"
 import { ManifestReport } from "./manifestReport.js"
-import { toPlainValue } from "./plainValue.js"
+import { toPlainValue, type PlainValue } from "./plainValue.js"
 import { yamlSourcePositions, type SourcePositions } from "./sourcePositions.js"
 import { parseManifestYaml, YAML_NESTING_LIMIT } from "./yamlDocument.js"
 
@@ -194,8 +194,9 @@ const checkFile = (file: string, text: string): FileResult => {
   for (const problem of [...parsed.problems, ...conversion.problems]) {
     report.errorAt(at(problem.offset), problem.rule, problem.message, problem.hint)
   }
-  if (report.hasErrors || conversion.value === undefined)
-    return { file, report, checked: undefined }
+  if (report.hasErrors || conversion.value === undefined) {
+    return { file, report, checked: declaredNames(conversion.value) }
+  }
   if (parsed.document === undefined || conversion.value === null) {
     report.errorAt(
       positions.start,
@@ -215,6 +216,25 @@ const checkFile = (file: string, text: string): FileResult => {
     )
   }
   return { file, report, checked }
+}
+
+/**
+ * The owner and workflow names of a file that could not be checked (a YAML error), so that other
+ * manifests starting its workflows are not reported as well.
+ */
+const declaredNames = (value: PlainValue | undefined): CheckedManifest | undefined => {
+  const root = typeof value === "object" && value !== null && !Array.isArray(value) ? value : {}
+  const owner = root["owner"]
+  const workflows = root["workflows"]
+  if (typeof owner !== "string") return undefined
+  return {
+    manifest: undefined,
+    owner,
+    workflows: new Set(
+      typeof workflows === "object" && workflows !== null ? Object.keys(workflows) : [],
+    ),
+    startTargets: [],
+  }
 }
 
 /** Checks that need every manifest: one file per owner, and `start` targets that exist. */

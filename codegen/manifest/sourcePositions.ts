@@ -2,7 +2,16 @@
  * Finds where a node of a manifest is written, by its path inside the manifest. Paths may run
  * through aliases: the position is then the one of the anchored node the alias stands for.
  */
-import { isAlias, isMap, isPair, isSeq, type Alias, type LineCounter, type Node } from "yaml"
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  type Alias,
+  type LineCounter,
+  type Node,
+} from "yaml"
 import { keyText } from "./plainValue.js"
 
 export interface Position {
@@ -82,7 +91,9 @@ export const yamlSourcePositions = (
     locateValue(path) {
       const found = find(path)
       if (found === undefined) return undefined
-      const offset = offsetOf(found.value) ?? offsetOf(found.key)
+      // An empty value (`key:` and nothing) is best shown at its key.
+      const empty = isScalar(found.value) && found.value.range?.[0] === found.value.range?.[1]
+      const offset = (empty ? undefined : offsetOf(found.value)) ?? offsetOf(found.key)
       return offset === undefined ? start : at(offset)
     },
   }

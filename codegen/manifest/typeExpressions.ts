@@ -144,7 +144,7 @@ export const parseTypeExpression = (
         at: "key",
         hint:
           didYouMean(extra, ["description", ...CONSTRUCT_KEYS]) ??
-          `a key "${construct}" makes this mapping a ${construct} type; for an object with a field named "${construct}", write { object: { ${construct}: …, ${extra}: … } }`,
+          `the key "${construct}" makes this mapping a { ${construct}: … } type, not an object; for an object with a field named "${construct}", write { object: { ${construct}: …, ${extra}: … } }`,
       },
     )
     valid = false

@@ -70,6 +70,14 @@ const cutDeepNesting = (tokens: readonly CST.Token[]): number | undefined => {
   return first
 }
 
+/** The key written at `offset`, quoted for a message: `"pay"`. */
+const keyAt = (source: string, offset: number): string => {
+  const rest = source.slice(offset, offset + 200)
+  const quoted = /^("(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/.exec(rest)
+  if (quoted !== null) return quoted[1]!
+  return JSON.stringify(/^[^\s:,{}[\]]*/.exec(rest)![0])
+}
+
 const ruleOfYamlCode = (code: string): string => {
   switch (code) {
     case "DUPLICATE_KEY":
@@ -103,19 +111,24 @@ export const parseManifestYaml = (source: string): ParsedYaml => {
   const documents = Array.from(composer.compose(tokens, false, source.length))
   const problems: YamlProblem[] = []
   const document = documents[0]
-  for (const doc of documents.slice(0, 1)) {
-    for (const error of [...doc.errors, ...doc.warnings]) {
-      problems.push({
-        offset: error.pos[0],
-        rule: ruleOfYamlCode(error.code),
-        message: error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""),
-        ...(error.code === "DUPLICATE_KEY"
-          ? { hint: "each key may appear once in a mapping; merge the two entries" }
-          : error.code === "TAG_RESOLVE_FAILED"
-            ? { hint: "manifests use plain YAML values; remove the tag" }
-            : {}),
-      })
-    }
+  for (const error of [...(document?.errors ?? []), ...(document?.warnings ?? [])]) {
+    const [start, end] = error.pos
+    const rule = ruleOfYamlCode(error.code)
+    problems.push({
+      offset: start,
+      rule,
+      ...(rule === "duplicate-key"
+        ? {
+            message: `key ${keyAt(source, start)} appears twice in this mapping`,
+            hint: "each key may appear once in a mapping; merge the two entries",
+          }
+        : rule === "unsupported-tag"
+          ? {
+              message: `the tag ${source.slice(start, end)} is not part of the manifest language`,
+              hint: "manifests use plain YAML values; remove the tag",
+            }
+          : { message: error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "") }),
+    })
   }
   const extra = documents[1]
   if (extra !== undefined) {
