@@ -100,7 +100,7 @@ const under = (segment: TypePathSegment, found: Refused | undefined): Refused | 
   found === undefined ? undefined : { segments: [segment, ...found.segments], reason: found.reason }
 
 const changed = (next: TypeNode, previous: TypeNode): Refused =>
-  refuse(`was ${describeType(previous)}, now ${describeType(next)}`)
+  refuse(`recorded as ${describeType(previous)}, read as ${describeType(next)}`)
 
 const field = (name: string): TypePathSegment => ({ kind: "field", name })
 
@@ -109,12 +109,12 @@ const objectRefusal = (next: ObjectNode, previous: ObjectNode): Refused | undefi
     const previousField = previous.fields[name]
     if (previousField === undefined) {
       if (!nextField.optional) {
-        return under(field(name), refuse("required field was added; recorded values lack it"))
+        return under(field(name), refuse("required, but recorded values lack it"))
       }
       continue
     }
     if (!nextField.optional && previousField.optional) {
-      return under(field(name), refuse("field became required; recorded values may lack it"))
+      return under(field(name), refuse("required, but optional in the recorded type"))
     }
     const found = under(field(name), refusal(nextField.type, previousField.type))
     if (found !== undefined) return found
@@ -141,7 +141,7 @@ const unionRefusal = (
     for (const value of previous.values) {
       const single: TypeNode = { kind: "enum", values: [value] }
       if (!next.variants.some((variant) => refusal(variant, single) === undefined)) {
-        return refuse(`enum value "${value}" is accepted by no variant of the new oneOf`)
+        return refuse(`enum value "${value}" is accepted by no variant of the reading oneOf`)
       }
     }
     return undefined
@@ -152,7 +152,7 @@ const unionRefusal = (
     if (found === undefined) return undefined
     if (closest === undefined && variant.kind === previous.kind) closest = found
   }
-  return closest ?? refuse(`no variant of the new oneOf accepts ${describeType(previous)}`)
+  return closest ?? refuse(`no variant of the reading oneOf accepts ${describeType(previous)}`)
 }
 
 const refusal = (next: TypeNode, previous: TypeNode): Refused | undefined => {
@@ -182,7 +182,9 @@ const refusal = (next: TypeNode, previous: TypeNode): Refused | undefined => {
       if (next.kind === "string") return undefined
       if (next.kind !== "enum") return changed(next, previous)
       const removed = previous.values.find((value) => !next.values.includes(value))
-      return removed === undefined ? undefined : refuse(`enum value "${removed}" was removed`)
+      return removed === undefined
+        ? undefined
+        : refuse(`recorded enum value "${removed}" is not in the reading enum`)
     }
     case "array":
       return next.kind === "array"
@@ -196,7 +198,9 @@ const refusal = (next: TypeNode, previous: TypeNode): Refused | undefined => {
     case "object":
       if (next.kind === "object") return objectRefusal(next, previous)
       if (next.kind === "record") {
-        return refuse("was object, now record; a record would read keys the object never declared")
+        return refuse(
+          "recorded as object, read as record; a record would read keys the object never declared",
+        )
       }
       return changed(next, previous)
   }
@@ -215,7 +219,7 @@ const finish = (found: Refused | undefined): TypeRefusal | null =>
  * const money = { kind: "object", fields: { amount: { type: { kind: "integer" }, optional: false } } }
  * const wider = { kind: "object", fields: { amount: { type: { kind: "number" }, optional: false } } }
  * accepts(wider, money) // null: integer → number is accepted
- * accepts(money, wider) // { path: "amount", reason: "was number, now integer", … }
+ * accepts(money, wider) // { path: "amount", reason: "recorded as number, read as integer", … }
  */
 export const accepts = (next: TypeNode, previous: TypeNode): TypeRefusal | null =>
   finish(refusal(next, previous))
@@ -228,7 +232,7 @@ export const accepts = (next: TypeNode, previous: TypeNode): TypeRefusal | null 
  *
  * @example
  * acceptsDeclared(null, { kind: "string" }) // null: the new code ignores the value
- * acceptsDeclared({ kind: "string" }, null) // { path: "", reason: "had no value, now string", … }
+ * acceptsDeclared({ kind: "string" }, null) // { path: "", reason: "recorded without a value, read as string", … }
  */
 export const acceptsDeclared = (
   next: TypeNode | null,
@@ -238,7 +242,7 @@ export const acceptsDeclared = (
   if (previous === null) {
     return refusal(next, { kind: "null" }) === undefined
       ? null
-      : finish(refuse(`had no value, now ${describeType(next)}`))
+      : finish(refuse(`recorded without a value, read as ${describeType(next)}`))
   }
   return accepts(next, previous)
 }

@@ -63,14 +63,16 @@ describe("accepts: every pair of constructs", () => {
   it("names both kinds when a scalar changes", () => {
     expect(accepts(t.integer, t.number)).toEqual({
       path: "",
-      reason: "was number, now integer",
+      reason: "recorded as number, read as integer",
       segments: [],
     })
-    expect(accepts(t.string, t.null)?.reason).toBe("was null, now string")
-    expect(accepts(t.null, t.string)?.reason).toBe("was string, now null")
-    expect(accepts(obj({ a: t.string }), t.json)?.reason).toBe("was json (any value), now object")
-    expect(accepts(arr(t.string), obj({}))?.reason).toBe("was object, now string[]")
-    expect(accepts(obj({}), arr(t.string))?.reason).toBe("was string[], now object")
+    expect(accepts(t.string, t.null)?.reason).toBe("recorded as null, read as string")
+    expect(accepts(t.null, t.string)?.reason).toBe("recorded as string, read as null")
+    expect(accepts(obj({ a: t.string }), t.json)?.reason).toBe(
+      "recorded as json (any value), read as object",
+    )
+    expect(accepts(arr(t.string), obj({}))?.reason).toBe("recorded as object, read as string[]")
+    expect(accepts(obj({}), arr(t.string))?.reason).toBe("recorded as string[], read as object")
   })
 })
 
@@ -81,17 +83,19 @@ describe("accepts: enums", () => {
   })
 
   it("refuses a narrowed enum, naming the removed value", () => {
-    expect(accepts(en("USD"), en("USD", "EUR"))?.reason).toBe('enum value "EUR" was removed')
+    expect(accepts(en("USD"), en("USD", "EUR"))?.reason).toBe(
+      'recorded enum value "EUR" is not in the reading enum',
+    )
   })
 
   it("refuses a string narrowed to an enum", () => {
-    expect(accepts(en("USD"), t.string)?.reason).toBe("was string, now enum [USD]")
+    expect(accepts(en("USD"), t.string)?.reason).toBe("recorded as string, read as enum [USD]")
   })
 
   it("accepts an enum whose values the new union spreads over several variants", () => {
     expect(accepts(oneOf(en("a"), en("b")), en("a", "b"))).toBeNull()
     expect(accepts(oneOf(en("a"), t.integer), en("a", "b"))?.reason).toBe(
-      'enum value "b" is accepted by no variant of the new oneOf',
+      'enum value "b" is accepted by no variant of the reading oneOf',
     )
   })
 })
@@ -116,7 +120,7 @@ describe("accepts: objects", () => {
   it("refuses adding a required field", () => {
     expect(accepts(obj({ a: t.string, "b?": t.integer, c: t.boolean }), before)).toEqual({
       path: "c",
-      reason: "required field was added; recorded values lack it",
+      reason: "required, but recorded values lack it",
       segments: [{ kind: "field", name: "c" }],
     })
   })
@@ -124,7 +128,7 @@ describe("accepts: objects", () => {
   it("refuses making an optional field required", () => {
     expect(accepts(obj({ a: t.string, b: t.integer }), before)).toMatchObject({
       path: "b",
-      reason: "field became required; recorded values may lack it",
+      reason: "required, but optional in the recorded type",
     })
   })
 
@@ -132,7 +136,7 @@ describe("accepts: objects", () => {
     const total = (amount: TypeNode) => obj({ total: obj({ amount, currency: t.string }) })
     expect(accepts(total(t.string), total(t.integer))).toMatchObject({
       path: "total.amount",
-      reason: "was integer, now string",
+      reason: "recorded as integer, read as string",
     })
     expect(accepts(total(t.number), total(t.integer))).toBeNull()
   })
@@ -143,7 +147,7 @@ describe("accepts: arrays and records", () => {
     expect(accepts(arr(t.number), arr(t.integer))).toBeNull()
     expect(accepts(obj({ skus: arr(t.integer) }), obj({ skus: arr(t.string) }))).toMatchObject({
       path: "skus[]",
-      reason: "was string, now integer",
+      reason: "recorded as string, read as integer",
     })
     expect(accepts(arr(arr(t.integer)), arr(arr(t.number)))?.path).toBe("[][]")
   })
@@ -167,13 +171,13 @@ describe("accepts: arrays and records", () => {
     })
     expect(accepts(obj({ "a?": t.string }), rec(t.integer))).toMatchObject({
       path: "a",
-      reason: "was integer, now string",
+      reason: "recorded as integer, read as string",
     })
   })
 
   it("refuses an object read as a record, even when every field would fit", () => {
     expect(accepts(rec(t.string), obj({ a: t.string }))?.reason).toBe(
-      "was object, now record; a record would read keys the object never declared",
+      "recorded as object, read as record; a record would read keys the object never declared",
     )
   })
 })
@@ -193,14 +197,14 @@ describe("accepts: unions on both sides", () => {
     expect(accepts(oneOf(t.boolean, t.integer, t.string, t.null), before)).toBeNull()
     expect(accepts(oneOf(t.integer, t.string), before)).toMatchObject({
       path: "oneOf[0]",
-      reason: "no variant of the new oneOf accepts boolean",
+      reason: "no variant of the reading oneOf accepts boolean",
     })
   })
 
   it("reports the refusal of the new variant of the same construct", () => {
     expect(accepts(oneOf(obj({ a: t.string }), t.string), obj({ a: t.integer }))).toMatchObject({
       path: "a",
-      reason: "was integer, now string",
+      reason: "recorded as integer, read as string",
     })
   })
 
@@ -218,7 +222,7 @@ describe("accepts: unions on both sides", () => {
     ).toMatchObject({
       // canonical order: the variant with `invoiceId` sorts before the one with only `outcome`
       path: "oneOf[0].invoiceId",
-      reason: "was string, now integer",
+      reason: "recorded as string, read as integer",
     })
   })
 })
@@ -237,7 +241,7 @@ describe("acceptsDeclared: absent types", () => {
   it("refuses nothing read as a value", () => {
     expect(acceptsDeclared(obj({}), null)).toEqual({
       path: "",
-      reason: "had no value, now object",
+      reason: "recorded without a value, read as object",
       segments: [],
     })
   })

@@ -1,0 +1,186 @@
+/**
+ * Lock-file mode of `akter check`: what could break an execution started under a released manifest,
+ * at any point of its life, if the new manifest's runners pick it up. Nothing is known about the
+ * executions themselves, so every step of the released manifest may be settled or pending, and every
+ * marker value the released manifest accepts may be recorded.
+ */
+import type { CanonicalOwner, CanonicalWorkflow } from "../model/canonicalManifest.js"
+import { canonicalJson } from "../model/canonicalJson.js"
+import type { Finding } from "./finding.js"
+import { compareFindings } from "./finding.js"
+import {
+  NEW_TO_RELEASED,
+  RELEASED_TO_NEW,
+  eventProblem,
+  eventsWaitedFor,
+  inputProblem,
+  markerProblem,
+  outputProblem,
+  stepDeclarationProblem,
+  stepResultChanged,
+  stepResultDiffers,
+  stepResultIncompatible,
+  stepResultRefusal,
+  toFinding,
+  workflowRemoved,
+  type LocatedDraft,
+  type Locate,
+  type RecordedMarker,
+  type WorkflowComparison,
+} from "./rules.js"
+
+export interface CompareOptions {
+  /** Also report what old code would misread or refuse after a rollback (`rollback-*` rules). */
+  readonly rollback?: boolean
+  /** Locates a node of the new manifest, for findings' `location`. */
+  readonly locate?: Locate
+}
+
+/**
+ * The marker values executions started under the writer may carry. Released manifest (forward):
+ * any value of its range, and none at all when its `min` is 0 (executions that predate the marker).
+ * New manifest (rollback): exactly its `current`, which every execution it starts records.
+ */
+const writerMarkers = (
+  writer: CanonicalWorkflow,
+  reader: CanonicalWorkflow,
+  rollback: boolean,
+): [string, RecordedMarker][] => {
+  const recorded: [string, RecordedMarker][] = []
+  for (const [marker, range] of Object.entries(writer.versions)) {
+    if (rollback) {
+      recorded.push([marker, { low: range.current, high: range.current }])
+      continue
+    }
+    recorded.push([marker, { low: Math.max(1, range.min), high: range.current }])
+    if (range.min === 0) recorded.push([marker, "absent"])
+  }
+  for (const marker of Object.keys(reader.versions)) {
+    if (writer.versions[marker] === undefined) recorded.push([marker, "absent"])
+  }
+  return recorded
+}
+
+const workflowDrafts = (c: WorkflowComparison): LocatedDraft[] => {
+  if (canonicalJson(c.writer) === canonicalJson(c.reader)) return []
+  const drafts: LocatedDraft[] = []
+  const push = (draft: LocatedDraft | undefined) => {
+    if (draft !== undefined) drafts.push(draft)
+  }
+  for (const [step, written] of Object.entries(c.writer.steps)) {
+    const declaration = stepDeclarationProblem(c, step, written.kind, "declared")
+    if (declaration !== undefined) {
+      drafts.push(declaration)
+      continue
+    }
+    const read = c.reader.steps[step]!
+    if (!stepResultDiffers(read, written)) continue
+    const refusal = stepResultRefusal(read, written)
+    push(
+      refusal === null
+        ? stepResultChanged(c, step, null)
+        : stepResultIncompatible(c, step, refusal),
+    )
+  }
+  push(inputProblem(c))
+  if (!c.perspective.rollback) push(outputProblem(c))
+  for (const [marker, recorded] of writerMarkers(c.writer, c.reader, c.perspective.rollback)) {
+    push(markerProblem(c, marker, recorded))
+  }
+  return drafts
+}
+
+/**
+ * Every finding about executions started under `previous` (one released manifest of an owner type)
+ * if `next` (the same owner type in `manifests/`; `undefined` when it was deleted) runs them. With
+ * `rollback`, also what `previous`'s runners would refuse or misread in executions `next` started.
+ * Findings are sorted; locations point into `next`, at the changed node or, for removals, at the
+ * enclosing map.
+ *
+ * @example
+ * const findings = compareManifests(locked.Order, canonicalOwner(loaded.manifest), {
+ *   locate: (path) => {
+ *     const at = loaded.positions.locate(path)
+ *     return at && { file: loaded.file, ...at }
+ *   },
+ * })
+ * // [{ rule: "step-removed", severity: "error", step: "screen", location: { file: "manifests/order.yaml", line: 27, column: 7 }, … }]
+ */
+export const compareManifests = (
+  previous: CanonicalOwner,
+  next: CanonicalOwner | undefined,
+  options: CompareOptions = {},
+): Finding[] => {
+  if (next !== undefined && next.owner !== previous.owner) {
+    throw new Error(
+      `compareManifests: owner types differ (${previous.owner} and ${next.owner}); compare one owner type with itself`,
+    )
+  }
+  const owner = previous.owner
+  const rollback = options.rollback === true
+  const drafts: LocatedDraft[] = []
+  for (const [workflow, written] of Object.entries(previous.workflows)) {
+    const read = next?.workflows[workflow]
+    if (read === undefined) {
+      drafts.push(workflowRemoved(owner, workflow, RELEASED_TO_NEW, next === undefined))
+      continue
+    }
+    drafts.push(
+      ...workflowDrafts({
+        owner,
+        workflow,
+        writer: written,
+        reader: read,
+        perspective: RELEASED_TO_NEW,
+      }),
+    )
+    if (rollback) {
+      drafts.push(
+        ...workflowDrafts({
+          owner,
+          workflow,
+          writer: read,
+          reader: written,
+          perspective: NEW_TO_RELEASED,
+        }),
+      )
+    }
+  }
+  if (next !== undefined) {
+    const previousWaits = new Set(
+      Object.values(previous.workflows).flatMap((w) => [...eventsWaitedFor(w)]),
+    )
+    const nextWaits = new Set(Object.values(next.workflows).flatMap((w) => [...eventsWaitedFor(w)]))
+    for (const [event, payload] of Object.entries(previous.events)) {
+      const problem = eventProblem({
+        owner,
+        event,
+        writer: payload,
+        reader: next.events[event],
+        perspective: RELEASED_TO_NEW,
+        waitedFor: previousWaits.has(event),
+      })
+      if (problem !== undefined) drafts.push(problem)
+      const newer = next.events[event]
+      if (rollback && newer !== undefined) {
+        const mirrored = eventProblem({
+          owner,
+          event,
+          writer: newer,
+          reader: payload,
+          perspective: NEW_TO_RELEASED,
+          waitedFor: nextWaits.has(event),
+        })
+        if (mirrored !== undefined) drafts.push(mirrored)
+      }
+    }
+    if (rollback) {
+      for (const workflow of Object.keys(next.workflows)) {
+        if (previous.workflows[workflow] === undefined) {
+          drafts.push(workflowRemoved(owner, workflow, NEW_TO_RELEASED, false))
+        }
+      }
+    }
+  }
+  return drafts.map((draft) => toFinding(draft, options.locate)).sort(compareFindings)
+}

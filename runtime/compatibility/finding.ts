@@ -1,0 +1,290 @@
+/**
+ * What the compatibility rules report: one finding per problem, with a stable rule id, the axis and
+ * severity of the rule, the thing it concerns, a message naming it, a fix, the manifest location when
+ * the manifests were loaded from files, and the open executions it concerns when a database was read.
+ */
+
+/**
+ * `decode`: new code reads data recorded under an older manifest. `replay`: new code replays step
+ * sequences recorded under an older manifest. `rollback`: old code reads data a newer manifest
+ * wrote; reported only when asked for.
+ */
+export type Axis = "decode" | "replay" | "rollback"
+
+export type FindingSeverity = "error" | "warning" | "info"
+
+/** A position in a manifest file; `file` is relative to the project root, with `/` separators. */
+export interface FindingLocation {
+  readonly file: string
+  readonly line: number
+  readonly column: number
+}
+
+/** How many open executions a finding concerns, and when the oldest of them started. */
+export interface OpenExecutions {
+  readonly count: number
+  readonly oldestStartedAtMs: number
+}
+
+export interface Finding {
+  readonly rule: RuleId
+  readonly axis: Axis
+  readonly severity: FindingSeverity
+  readonly owner: string
+  readonly workflow?: string
+  readonly step?: string
+  readonly marker?: string
+  readonly event?: string
+  readonly message: string
+  readonly fix: string
+  readonly location?: FindingLocation
+  readonly open?: OpenExecutions
+  /** Set by `applyIgnores` when an ignore entry accepts this break; the finding is kept. */
+  readonly ignored?: { readonly reason: string }
+}
+
+interface RuleInfo {
+  readonly axis: Axis
+  readonly severity: FindingSeverity
+  readonly fix: string
+}
+
+const DRAIN = "wait for those executions to finish (`akter check --database-url` lists them)"
+const ROLL_FORWARD = "they wait for this manifest to be deployed again; nothing is misread"
+
+/**
+ * Every rule, by its stable id, with its axis, its usual severity and the fix it suggests. A caller
+ * may lower or raise a severity for its context (a change no open execution observes is only a
+ * warning; a newer deployment's result change is an error for an older runner).
+ */
+export const RULES = {
+  "workflow-removed": {
+    axis: "replay",
+    severity: "error",
+    fix: `keep the workflow declared until its executions have finished: ${DRAIN}; or add an ignore entry with a reason`,
+  },
+  "start-manifest-missing": {
+    axis: "replay",
+    severity: "error",
+    fix: "run these executions with a runner built from their start manifest, or restore its row in the manifests table",
+  },
+  "step-removed": {
+    axis: "replay",
+    severity: "error",
+    fix: `keep the step declared until every execution started under a manifest containing it has finished (${DRAIN}); to stop calling it, put the change behind a version marker`,
+  },
+  "step-kind-changed": {
+    axis: "replay",
+    severity: "error",
+    fix: "keep the old step; add a step with a new name behind a version marker, and remove the old one once its executions have drained",
+  },
+  "step-result-incompatible": {
+    axis: "decode",
+    severity: "error",
+    fix: "put the change behind a version marker and add a new step with the new result type; keep the old step until its executions have drained",
+  },
+  "step-result-changed": {
+    axis: "decode",
+    severity: "info",
+    fix: "nothing to do: executions that have not settled this step are adopted onto the new manifest by its runners",
+  },
+  "input-incompatible": {
+    axis: "decode",
+    severity: "error",
+    fix: "add new input fields as optional (`name?:`) and keep old types readable, or add a new workflow and let this one's executions drain",
+  },
+  "output-incompatible": {
+    axis: "decode",
+    severity: "error",
+    fix: "add result fields as optional and keep every declared error, or add a new workflow; otherwise wait for executions and the clients awaiting them to drain",
+  },
+  "marker-removed": {
+    axis: "replay",
+    severity: "error",
+    fix: `keep the marker declared until no open execution recorded it: ${DRAIN}`,
+  },
+  "marker-out-of-range": {
+    axis: "replay",
+    severity: "error",
+    fix: "keep min..current covering every value executions recorded: never lower current, and raise min only once executions that recorded a lower value have drained",
+  },
+  "marker-min-raised": {
+    axis: "replay",
+    severity: "error",
+    fix: "keep min at 0 until every execution that started before the marker existed has finished",
+  },
+  "event-removed": {
+    axis: "decode",
+    severity: "error",
+    fix: "keep the event declared until no open execution waits for it and no deployed client emits it",
+  },
+  "event-payload-incompatible": {
+    axis: "decode",
+    severity: "error",
+    fix: "add payload fields as optional and keep old types readable, or declare a new event for the new shape",
+  },
+  "rollback-workflow-added": {
+    axis: "rollback",
+    severity: "info",
+    fix: `nothing to do: after a rollback its executions are left alone; ${ROLL_FORWARD}`,
+  },
+  "rollback-step-added": {
+    axis: "rollback",
+    severity: "info",
+    fix: `nothing to do: after a rollback, executions started under this manifest are left alone; ${ROLL_FORWARD}`,
+  },
+  "rollback-step-kind-changed": {
+    axis: "rollback",
+    severity: "error",
+    fix: "add a step with a new name instead of changing the kind, so the previous manifest can still run its executions",
+  },
+  "rollback-step-result-incompatible": {
+    axis: "rollback",
+    severity: "error",
+    fix: "make the new result type readable by the previous one (add fields as optional), or do not roll back once executions have recorded new results",
+  },
+  "rollback-step-result-changed": {
+    axis: "rollback",
+    severity: "info",
+    fix: "runners of the older manifest leave these executions to runners of the newer one; deploy the newer manifest everywhere",
+  },
+  "rollback-input-incompatible": {
+    axis: "rollback",
+    severity: "error",
+    fix: "keep the new input readable by the previous manifest (add fields as optional), or do not roll back while executions started with the new input are open",
+  },
+  "rollback-marker-added": {
+    axis: "rollback",
+    severity: "info",
+    fix: `nothing to do: after a rollback, executions that recorded the marker are left alone; ${ROLL_FORWARD}`,
+  },
+  "rollback-marker-out-of-range": {
+    axis: "rollback",
+    severity: "error",
+    fix: "raise current in a release of its own, or do not roll back while executions that recorded the new value are open",
+  },
+  "rollback-marker-min-raised": {
+    axis: "rollback",
+    severity: "error",
+    fix: "keep the marker declared, or do not roll back while executions started without it are open",
+  },
+  "rollback-event-payload-incompatible": {
+    axis: "rollback",
+    severity: "error",
+    fix: "keep new payloads readable by the previous manifest (add fields as optional), or declare a new event",
+  },
+} as const satisfies Record<string, RuleInfo>
+
+export type RuleId = keyof typeof RULES
+
+export const RULE_IDS = Object.keys(RULES) as readonly RuleId[]
+
+export const isRuleId = (text: string): text is RuleId => Object.hasOwn(RULES, text)
+
+/** What a rule function knows about a finding; the catalog supplies axis, fix and usual severity. */
+export interface FindingDraft {
+  readonly rule: RuleId
+  readonly owner: string
+  readonly workflow?: string
+  readonly step?: string
+  readonly marker?: string
+  readonly event?: string
+  readonly message: string
+  readonly severity?: FindingSeverity
+}
+
+/** Completes a draft from the rule catalog. */
+export const findingOf = (
+  draft: FindingDraft,
+  extra: { readonly location?: FindingLocation; readonly open?: OpenExecutions } = {},
+): Finding => {
+  const info: RuleInfo = RULES[draft.rule]
+  const { severity, ...subject } = draft
+  return {
+    ...subject,
+    axis: info.axis,
+    severity: severity ?? info.severity,
+    fix: info.fix,
+    ...(extra.location === undefined ? {} : { location: extra.location }),
+    ...(extra.open === undefined ? {} : { open: extra.open }),
+  }
+}
+
+/** The thing a finding concerns: findings with equal keys are one problem (merged, ignored together). */
+export const findingKey = (finding: {
+  readonly rule: string
+  readonly owner: string
+  readonly workflow?: string
+  readonly step?: string
+  readonly marker?: string
+  readonly event?: string
+}): string =>
+  JSON.stringify([
+    finding.rule,
+    finding.owner,
+    finding.workflow ?? null,
+    finding.step ?? null,
+    finding.marker ?? null,
+    finding.event ?? null,
+  ])
+
+const SEVERITY_ORDER: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 }
+
+/** Orders findings by owner, workflow, severity, rule and subject, so every report is deterministic. */
+export const compareFindings = (a: Finding, b: Finding): number => {
+  const keys = (f: Finding) => [
+    f.owner,
+    f.workflow ?? "",
+    String(SEVERITY_ORDER[f.severity]),
+    f.rule,
+    f.step ?? "",
+    f.marker ?? "",
+    f.event ?? "",
+  ]
+  const left = keys(a)
+  const right = keys(b)
+  for (let i = 0; i < left.length; i++) {
+    if (left[i]! < right[i]!) return -1
+    if (left[i]! > right[i]!) return 1
+  }
+  return 0
+}
+
+const mergeOpen = (a: OpenExecutions | undefined, b: OpenExecutions | undefined) =>
+  a === undefined
+    ? b
+    : b === undefined
+      ? a
+      : {
+          count: a.count + b.count,
+          oldestStartedAtMs: Math.min(a.oldestStartedAtMs, b.oldestStartedAtMs),
+        }
+
+/**
+ * Merges findings about the same thing (equal {@link findingKey}): open counts are summed, the
+ * oldest start kept, the highest severity kept, and the first message and location kept. Sorted.
+ *
+ * @example
+ * mergeFindings([...compareManifests(v1, next), ...compareManifests(v2, next)])
+ */
+export const mergeFindings = (findings: readonly Finding[]): Finding[] => {
+  const byKey = new Map<string, Finding>()
+  for (const finding of findings) {
+    const key = findingKey(finding)
+    const seen = byKey.get(key)
+    if (seen === undefined) {
+      byKey.set(key, finding)
+      continue
+    }
+    const open = mergeOpen(seen.open, finding.open)
+    byKey.set(key, {
+      ...seen,
+      severity:
+        SEVERITY_ORDER[finding.severity] < SEVERITY_ORDER[seen.severity]
+          ? finding.severity
+          : seen.severity,
+      ...(open === undefined ? {} : { open }),
+    })
+  }
+  return [...byKey.values()].sort(compareFindings)
+}
