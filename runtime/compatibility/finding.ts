@@ -49,7 +49,7 @@ interface RuleInfo {
   readonly fix: string
 }
 
-const DRAIN = "wait for those executions to finish (`akter check --database-url` lists them)"
+const OPEN_LIST = "`akter check --database-url` lists the open ones"
 const ROLL_FORWARD = "they wait for this manifest to be deployed again; nothing is misread"
 
 /**
@@ -61,7 +61,7 @@ export const RULES = {
   "workflow-removed": {
     axis: "replay",
     severity: "error",
-    fix: `keep the workflow declared until its executions have finished: ${DRAIN}; or add an ignore entry with a reason`,
+    fix: `keep the workflow declared until its executions have finished (${OPEN_LIST}), or add an ignore entry with a reason`,
   },
   "start-manifest-missing": {
     axis: "replay",
@@ -71,7 +71,7 @@ export const RULES = {
   "step-removed": {
     axis: "replay",
     severity: "error",
-    fix: `keep the step declared until every execution started under a manifest containing it has finished (${DRAIN}); to stop calling it, put the change behind a version marker`,
+    fix: `keep the step declared until every execution started under a manifest containing it has finished (${OPEN_LIST}); to stop calling it, put the change behind a version marker`,
   },
   "step-kind-changed": {
     axis: "replay",
@@ -86,7 +86,7 @@ export const RULES = {
   "step-result-changed": {
     axis: "decode",
     severity: "info",
-    fix: "nothing to do: executions that have not settled this step are adopted onto the new manifest by its runners",
+    fix: "nothing to do: settled results still decode, and runners of the new manifest adopt executions that have not settled this step",
   },
   "input-incompatible": {
     axis: "decode",
@@ -101,7 +101,7 @@ export const RULES = {
   "marker-removed": {
     axis: "replay",
     severity: "error",
-    fix: `keep the marker declared until no open execution recorded it: ${DRAIN}`,
+    fix: `keep the marker declared until every execution that recorded it has finished (${OPEN_LIST})`,
   },
   "marker-out-of-range": {
     axis: "replay",
