@@ -113,12 +113,6 @@ class ManifestChecker {
     const workflows: Record<string, WorkflowDecl> = {}
     const workflowNames = new Set<string>()
     const workflowsValue = asMapping(root?.["workflows"])
-    if (workflowsValue !== undefined && Object.keys(workflowsValue).length === 0) {
-      this.report.error(["workflows"], "no-workflows", "the manifest declares no workflow", {
-        at: "key",
-        hint: "declare at least one workflow under workflows:",
-      })
-    }
     for (const [name, body] of Object.entries(workflowsValue ?? {})) {
       if (WORKFLOW_NAME.test(name)) workflowNames.add(name)
       const workflow = this.checkWorkflow(name, asMapping(body))
@@ -267,12 +261,6 @@ class ManifestChecker {
 
     const steps: Record<string, StepDecl> = {}
     const stepsValue = asMapping(body["steps"])
-    if (stepsValue !== undefined && Object.keys(stepsValue).length === 0) {
-      this.report.error([...path, "steps"], "no-steps", `workflow "${name}" declares no step`, {
-        at: "key",
-        hint: "declare at least one step under steps:",
-      })
-    }
     const declaredErrors =
       errorsValue === undefined ? new Set<string>() : new Set(Object.keys(errorsValue))
     for (const [stepName, stepValue] of Object.entries(stepsValue ?? {})) {

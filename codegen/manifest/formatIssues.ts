@@ -244,6 +244,7 @@ export const reportFormatIssues = (
           `"${String(last ?? "manifest")}" must be ${rule?.expected ?? expectedText(issue)}, found ${describeValue(input)}`,
           {
             hint: rule?.hint ?? wrongTypeHint(input),
+            ...(rule?.at === undefined ? {} : { at: rule.at }),
           },
         )
       }

@@ -26,6 +26,8 @@ export interface FormatRule {
   /** Completes "… must be ___": `an integer from 1 to 1000`. */
   readonly expected: string
   readonly hint?: string
+  /** Locate the problem at the entry's key rather than its value (an empty section). */
+  readonly at?: "key"
 }
 
 /** Rules of the schemas that are not reported as plain `wrong-type`. */
@@ -41,6 +43,15 @@ const name = (pattern: RegExp, what: string, text?: string) =>
     rule: "invalid-name",
     expected: `${what} matching ${pattern.source}`,
   })
+
+/** A record that must have an entry; `minProperties` tells editors, the refinement tells zod. */
+const nonEmpty = <T extends z.ZodRecord>(record: T, text: string, rule: FormatRule) =>
+  ruled(
+    record
+      .refine((value) => Object.keys(value as object).length > 0)
+      .meta({ description: text, minProperties: 1 }),
+    rule,
+  )
 
 const description = z.string().describe("Free text for people; never affects a hash.")
 
@@ -97,6 +108,12 @@ export const typeExpressionFormat: z.ZodType = z
     z
       .object({ description: description.optional() })
       .catchall(z.lazy(() => typeExpressionFormat))
+      .refine((fields) =>
+        Object.keys(fields).every(
+          (key) =>
+            OPTIONAL_FIELD_KEY.test(key) && !(CONSTRUCT_KEYS as readonly string[]).includes(key),
+        ),
+      )
       .meta({
         propertyNames: {
           pattern: OPTIONAL_FIELD_KEY.source,
@@ -231,9 +248,12 @@ export const manifestFormat = (type: z.ZodType) => {
         .record(name(MARKER_NAME, "a marker name"), markerRange)
         .describe("Version markers.")
         .optional(),
-      steps: z
-        .record(name(STEP_NAME, "a step name"), step)
-        .meta({ description: "The steps, by name.", minProperties: 1 }),
+      steps: nonEmpty(z.record(name(STEP_NAME, "a step name"), step), "The steps, by name.", {
+        rule: "no-steps",
+        expected: "a mapping of at least one step",
+        hint: "declare the workflow's steps under steps:",
+        at: "key",
+      }),
     })
     .describe("A workflow of this owner.")
 
@@ -249,9 +269,16 @@ export const manifestFormat = (type: z.ZodType) => {
       events: typeMap(name(EVENT_NAME, "an event name"))
         .describe("Events of the owner: name → payload object type.")
         .optional(),
-      workflows: z
-        .record(name(WORKFLOW_NAME, "a workflow name"), workflow)
-        .meta({ description: "The workflows, by name.", minProperties: 1 }),
+      workflows: nonEmpty(
+        z.record(name(WORKFLOW_NAME, "a workflow name"), workflow),
+        "The workflows, by name.",
+        {
+          rule: "no-workflows",
+          expected: "a mapping of at least one workflow",
+          hint: "declare at least one workflow under workflows:",
+          at: "key",
+        },
+      ),
     })
     .describe("An akter manifest: one owner type and its workflows.")
 }

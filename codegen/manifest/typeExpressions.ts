@@ -54,8 +54,9 @@ const isMapping = (value: PlainValue | undefined): value is { [key: string]: Pla
 export const describeValue = (value: PlainValue | undefined): string => {
   if (value === undefined) return "nothing"
   if (value === null) return "an empty value"
-  if (Array.isArray(value)) return "a list"
-  if (typeof value === "object") return "a mapping"
+  if (Array.isArray(value)) return value.length === 0 ? "an empty list" : "a list"
+  if (typeof value === "object")
+    return Object.keys(value).length === 0 ? "an empty mapping" : "a mapping"
   if (typeof value === "string")
     return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`
   return `the ${typeof value} ${String(value)}`
