@@ -50,7 +50,12 @@ interface Refused {
   readonly reason: string
 }
 
-/** Renders segments as `total.amount`, `skus[]`, `prices{}` or `oneOf[1]`. */
+/**
+ * Renders segments as `total.amount`, `skus[]`, `prices{}` or `oneOf[1]`.
+ *
+ * @example
+ * renderTypePath([{ kind: "field", name: "skus" }, { kind: "items" }]) // "skus[]"
+ */
 export const renderTypePath = (segments: readonly TypePathSegment[]): string => {
   let out = ""
   for (const segment of segments) {
@@ -72,7 +77,12 @@ export const renderTypePath = (segments: readonly TypePathSegment[]): string => 
   return out
 }
 
-/** A short name of a type for messages: `integer`, `enum [EUR, USD]`, `object`, `string[]`. */
+/**
+ * A short name of a type for messages: `integer`, `enum [EUR, USD]`, `object`, `string[]`.
+ *
+ * @example
+ * describeType({ kind: "array", items: { kind: "string" } }) // "string[]"
+ */
 export const describeType = (type: TypeNode): string => {
   switch (type.kind) {
     case "enum":
@@ -274,6 +284,9 @@ export const acceptsErrors = (
 /**
  * The same refusal seen from one level up, e.g. `amount` under `total` becomes `total.amount`: how
  * the rules place a refusal inside a step's result or a workflow's input.
+ *
+ * @example
+ * refusalUnder("input", accepts(next, previous)!).path // "input.total.amount"
  */
 export const refusalUnder = (name: string, refusal: TypeRefusal): TypeRefusal => {
   const segments = [field(name), ...refusal.segments]

@@ -193,7 +193,14 @@ export interface FindingDraft {
   readonly severity?: FindingSeverity
 }
 
-/** Completes a draft from the rule catalog. */
+/**
+ * Completes a draft from the rule catalog: its axis, its fix, and its usual severity unless the
+ * draft sets one.
+ *
+ * @example
+ * findingOf({ rule: "step-removed", owner: "Order", workflow: "fulfill", step: "screen", message })
+ * // { rule: "step-removed", axis: "replay", severity: "error", fix: "keep the step declared …", … }
+ */
 export const findingOf = (
   draft: FindingDraft,
   extra: { readonly location?: FindingLocation; readonly open?: OpenExecutions } = {},

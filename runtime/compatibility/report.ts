@@ -51,6 +51,11 @@ const describeOpen = (open: NonNullable<Finding["open"]>) =>
  * One finding as text: `manifests/order.yaml:14:7: error[step-removed] message`, then indented
  * lines for the fix, the open executions concerned and the reason it is ignored. Without a location
  * the line starts with the owner type and workflow instead.
+ *
+ * @example
+ * for (const problem of verdict.problems) log.warn(formatFindingText(problem))
+ * // Order.fulfill: error[step-removed] step "screen" of Order.fulfill is not declared by this runner; …
+ * //   fix: keep the step declared until …
  */
 export const formatFindingText = (finding: Finding): string => {
   const where =
