@@ -194,12 +194,15 @@ const checkFile = (file: string, text: string): FileResult => {
   for (const problem of [...parsed.problems, ...conversion.problems]) {
     report.errorAt(at(problem.offset), problem.rule, problem.message, problem.hint)
   }
-  if (report.hasErrors || conversion.value === undefined) {
+  // A syntax error leaves the data untrustworthy; a duplicate key, an unknown tag or a second
+  // document leave a first document worth checking, so its other problems are reported too.
+  const unreadable = report.diagnostics.some((d) => d.rule === "yaml-syntax")
+  if (unreadable || conversion.value === undefined) {
     return { file, report, checked: declaredNames(conversion.value) }
   }
   if (parsed.document === undefined || conversion.value === null) {
     report.errorAt(
-      positions.start,
+      { line: 1, column: 1 },
       "empty-manifest",
       "the file holds no manifest",
       "start it with akter: 1, owner: and workflows:",

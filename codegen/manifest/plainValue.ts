@@ -3,7 +3,8 @@
  * a budget. A naive expansion of a "billion laughs" file (aliases of aliases of aliases) is
  * exponential; here each node is converted once, an alias reuses its anchor's value, and the size
  * the aliases would expand to is summed: past `ALIAS_EXPANSION_LIMIT` nodes the conversion stops
- * with a located error, so every later walk over the data stays bounded too.
+ * with a located error, so every later walk over the data stays bounded too. Duplicate keys are
+ * found here as well, in linear time (the first entry is kept).
  */
 import { isAlias, isMap, isPair, isScalar, isSeq, type Alias, type Node } from "yaml"
 
@@ -112,9 +113,17 @@ export const toPlainValue = (root: Node | null): PlainConversion => {
             message: "mapping keys must be plain names, not collections",
           })
         }
+        if (text !== undefined && Object.hasOwn(value, text)) {
+          problems.push({
+            offset: key?.range?.[0] ?? node.range?.[0] ?? 0,
+            rule: "duplicate-key",
+            message: `key ${JSON.stringify(text)} appears twice in this mapping`,
+            hint: "each key may appear once in a mapping; merge the two entries",
+          })
+        }
         const item = pair.value === null ? { value: null, size: 1 } : convert(pair.value as Node)
         size += item.size
-        if (text !== undefined)
+        if (text !== undefined && !Object.hasOwn(value, text))
           Object.defineProperty(value, text, {
             value: item.value,
             enumerable: true,

@@ -11,6 +11,8 @@ import {
   type Alias,
   type LineCounter,
   type Node,
+  type Pair,
+  type YAMLMap,
 } from "yaml"
 import { keyText } from "./plainValue.js"
 
@@ -58,13 +60,29 @@ export const yamlSourcePositions = (
   const deref = (node: Node | null): Node | null =>
     node !== null && isAlias(node) ? (aliasTargets.get(node) ?? node) : node
 
+  // Each mapping's entries by key text, built on first use: a lookup per path segment stays
+  // constant-time however many workflows or steps a mapping holds. The first entry of a key wins.
+  const entries = new WeakMap<YAMLMap, Map<string, Pair>>()
+  const entriesOf = (map: YAMLMap): Map<string, Pair> => {
+    let byKey = entries.get(map)
+    if (byKey === undefined) {
+      byKey = new Map()
+      for (const pair of map.items) {
+        const text = isPair(pair) ? keyText(pair.key) : undefined
+        if (text !== undefined && !byKey.has(text)) byKey.set(text, pair)
+      }
+      entries.set(map, byKey)
+    }
+    return byKey
+  }
+
   const find = (path: ManifestPath): Found | undefined => {
     let found: Found = { key: null, value: root }
     for (const segment of path) {
       const node = deref(found.value)
       if (node === null) return undefined
       if (isMap(node)) {
-        const pair = node.items.find((p) => isPair(p) && keyText(p.key) === String(segment))
+        const pair = entriesOf(node).get(String(segment))
         if (pair === undefined) return undefined
         found = { key: pair.key as Node | null, value: pair.value as Node | null }
       } else if (isSeq(node) && typeof segment === "number") {

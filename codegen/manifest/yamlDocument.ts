@@ -1,6 +1,7 @@
 /**
- * Parses one manifest file into a YAML document with positions. YAML 1.2 core schema, duplicate keys
- * are errors, one document per file. Nesting deeper than `YAML_NESTING_LIMIT` is cut off before the
+ * Parses one manifest file into a YAML document with positions. YAML 1.2 core schema, one document
+ * per file. Duplicate keys are found when the document is converted to plain data (`plainValue.ts`),
+ * in linear time; `yaml`'s own check compares every pair of keys. Nesting deeper than `YAML_NESTING_LIMIT` is cut off before the
  * document is composed: `yaml`'s composer recurses per level and would otherwise exhaust the stack
  * on a hostile file. No valid manifest comes near the limit (types nest at most `MAX_TYPE_DEPTH`),
  * and the type checker refuses the over-deep type above the cut with its own located error.
@@ -70,18 +71,8 @@ const cutDeepNesting = (tokens: readonly CST.Token[]): number | undefined => {
   return first
 }
 
-/** The key written at `offset`, quoted for a message: `"pay"`. */
-const keyAt = (source: string, offset: number): string => {
-  const rest = source.slice(offset, offset + 200)
-  const quoted = /^("(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/.exec(rest)
-  if (quoted !== null) return quoted[1]!
-  return JSON.stringify(/^[^\s:,{}[\]]*/.exec(rest)![0])
-}
-
 const ruleOfYamlCode = (code: string): string => {
   switch (code) {
-    case "DUPLICATE_KEY":
-      return "duplicate-key"
     case "TAG_RESOLVE_FAILED":
       return "unsupported-tag"
     default:
@@ -103,7 +94,7 @@ export const parseManifestYaml = (source: string): ParsedYaml => {
   const composer = new Composer({
     version: "1.2",
     schema: "core",
-    uniqueKeys: true,
+    uniqueKeys: false,
     merge: false,
     prettyErrors: false,
     keepSourceTokens: false,
@@ -117,17 +108,12 @@ export const parseManifestYaml = (source: string): ParsedYaml => {
     problems.push({
       offset: start,
       rule,
-      ...(rule === "duplicate-key"
+      ...(rule === "unsupported-tag"
         ? {
-            message: `key ${keyAt(source, start)} appears twice in this mapping`,
-            hint: "each key may appear once in a mapping; merge the two entries",
+            message: `the tag ${source.slice(start, end)} is not part of the manifest language`,
+            hint: "manifests use plain YAML values; remove the tag",
           }
-        : rule === "unsupported-tag"
-          ? {
-              message: `the tag ${source.slice(start, end)} is not part of the manifest language`,
-              hint: "manifests use plain YAML values; remove the tag",
-            }
-          : { message: error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "") }),
+        : { message: error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "") }),
     })
   }
   const extra = documents[1]

@@ -15,6 +15,10 @@ type Expected = readonly [rule: string, line: number, column: number]
 const SINGLE_FILES: Record<string, readonly Expected[]> = {
   "yaml-syntax.yaml": [["yaml-syntax", 7, 1]],
   "duplicate-key.yaml": [["duplicate-key", 7, 7]],
+  "duplicate-key-and-more.yaml": [
+    ["duplicate-key", 3, 1],
+    ["unknown-event", 7, 34],
+  ],
   "multiple-documents.yaml": [["multiple-documents", 7, 1]],
   "unsupported-tag.yaml": [["unsupported-tag", 2, 8]],
   "empty-manifest.yaml": [["empty-manifest", 1, 1]],
