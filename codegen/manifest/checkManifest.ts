@@ -29,7 +29,7 @@ import {
   WORKFLOW_NAME,
 } from "./names.js"
 import { checkNamedTypes, resolveNamedType } from "./namedTypeChecks.js"
-import type { PlainValue } from "./plainValue.js"
+import { setEntry, type PlainValue } from "./plainValue.js"
 import type { ManifestPath, Position } from "./sourcePositions.js"
 import { parseTypeExpression, type RefUse, type TypeContext } from "./typeExpressions.js"
 
@@ -101,12 +101,7 @@ class ManifestChecker {
     for (const [name, body] of Object.entries(asMapping(root?.["types"]) ?? {})) {
       const parsed = parseTypeExpression(body, ["types", name], this.typeContext)
       if (parsed === undefined) continue
-      Object.defineProperty(this.types, name, {
-        value: parsed.type,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      })
+      setEntry(this.types, name, parsed.type)
       localDepths.set(name, parsed.depth)
     }
     const events = this.checkEvents()
@@ -116,13 +111,7 @@ class ManifestChecker {
     for (const [name, body] of Object.entries(workflowsValue ?? {})) {
       if (WORKFLOW_NAME.test(name)) workflowNames.add(name)
       const workflow = this.checkWorkflow(name, asMapping(body))
-      if (workflow !== undefined)
-        Object.defineProperty(workflows, name, {
-          value: workflow,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        })
+      if (workflow !== undefined) setEntry(workflows, name, workflow)
     }
     // Cycles and resolved depth are decided over all refs at once, before anything resolves one.
     const sound = checkNamedTypes(localDepths, this.refUses, this.report)
@@ -176,12 +165,7 @@ class ManifestChecker {
       }
       this.requireObject(payload, path, `the payload of event "${name}"`)
       const description = payload.description
-      Object.defineProperty(events, name, {
-        value: { payload, ...(description === undefined ? {} : { description }) },
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      })
+      setEntry(events, name, { payload, ...(description === undefined ? {} : { description }) })
     }
     return complete ? events : undefined
   }
@@ -201,18 +185,19 @@ class ManifestChecker {
     }
     if (body === undefined) return undefined
     let complete = true
-    const optionalType = (key: string, what: string, object: boolean): TypeNode | null => {
+    /** The type under `key`, null when absent; `objectWhat` names it when it must be an object. */
+    const optionalType = (key: string, objectWhat?: string): TypeNode | null => {
       if (!Object.hasOwn(body, key)) return null
       const type = this.parseType(body[key], [...path, key])
       if (type === undefined) {
         complete = false
         return null
       }
-      if (object) this.requireObject(type, [...path, key], what)
+      if (objectWhat !== undefined) this.requireObject(type, [...path, key], objectWhat)
       return type
     }
-    const input = optionalType("input", `the input of workflow "${name}"`, true)
-    const output = optionalType("output", "", false)
+    const input = optionalType("input", `the input of workflow "${name}"`)
+    const output = optionalType("output")
 
     const errors: Record<string, TypeNode> = {}
     const errorsValue = asMapping(body["errors"])
@@ -227,12 +212,7 @@ class ManifestChecker {
         [...path, "errors", errorName],
         `the payload of error "${errorName}"`,
       )
-      Object.defineProperty(errors, errorName, {
-        value: payload,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      })
+      setEntry(errors, errorName, payload)
     }
 
     const key = stringAt(body, "key") ?? null
@@ -266,13 +246,7 @@ class ManifestChecker {
     for (const [stepName, stepValue] of Object.entries(stepsValue ?? {})) {
       const step = this.checkStep(name, stepName, asMapping(stepValue), declaredErrors)
       if (step === undefined) complete = false
-      else
-        Object.defineProperty(steps, stepName, {
-          value: step,
-          enumerable: true,
-          writable: true,
-          configurable: true,
-        })
+      else setEntry(steps, stepName, step)
     }
     if (!complete) return undefined
     const description = stringAt(body, "description")

@@ -29,6 +29,16 @@ export interface PlainConversion {
   readonly aliasTargets: ReadonlyMap<Alias, Node>
 }
 
+/** Sets `record[key]` as an own entry, even for a key like `__proto__`. */
+export const setEntry = <V>(record: Record<string, V>, key: string, value: V): void => {
+  Object.defineProperty(record, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  })
+}
+
 class AliasBudgetExceeded extends Error {}
 
 /**
@@ -123,13 +133,7 @@ export const toPlainValue = (root: Node | null): PlainConversion => {
         }
         const item = pair.value === null ? { value: null, size: 1 } : convert(pair.value as Node)
         size += item.size
-        if (text !== undefined && !Object.hasOwn(value, text))
-          Object.defineProperty(value, text, {
-            value: item.value,
-            enumerable: true,
-            writable: true,
-            configurable: true,
-          })
+        if (text !== undefined && !Object.hasOwn(value, text)) setEntry(value, text, item.value)
       }
       result = { value, size }
     } else if (isSeq(node)) {

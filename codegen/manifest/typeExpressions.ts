@@ -15,7 +15,7 @@ import { didYouMean } from "./didYouMean.js"
 import { CONSTRUCT_KEYS } from "./formatSchema.js"
 import type { ManifestReport } from "./manifestReport.js"
 import { FIELD_NAME, isReservedName } from "./names.js"
-import type { PlainValue } from "./plainValue.js"
+import { setEntry, type PlainValue } from "./plainValue.js"
 import type { ManifestPath } from "./sourcePositions.js"
 
 /** A use of a named type inside a type expression. */
@@ -372,11 +372,10 @@ const parseFields = (
     }
     deepest = Math.max(deepest, field.depth)
     const description = field.type.description
-    Object.defineProperty(fields, name, {
-      value: { type: field.type, optional, ...(description === undefined ? {} : { description }) },
-      enumerable: true,
-      writable: true,
-      configurable: true,
+    setEntry(fields, name, {
+      type: field.type,
+      optional,
+      ...(description === undefined ? {} : { description }),
     })
   }
   return valid ? { fields, depth: deepest } : undefined
