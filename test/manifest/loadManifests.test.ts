@@ -228,6 +228,13 @@ describe("the type language", () => {
     ])
   })
 
+  it("a field named __proto__ is an ordinary own field", () => {
+    const manifest = onlyManifest(withTypes("  Odd: { __proto__: string }"))
+    const fields = (manifest.types["Odd"] as { fields: Record<string, unknown> }).fields
+    expect(Object.hasOwn(fields, "__proto__")).toBe(true)
+    expect(Object.getPrototypeOf(fields)).toBe(Object.prototype)
+  })
+
   it("anchors and aliases within the budget are followed", () => {
     const manifest = onlyManifest(withTypes("  A: &money { amount: integer }\n  B: *money"))
     expect(manifest.types["B"]).toEqual(manifest.types["A"])
