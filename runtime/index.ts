@@ -34,6 +34,8 @@ export type {
   WorkflowSteps,
 } from "./engine/workflowApi.js"
 export { makeEffectOwnerClient, makeOwnerClient } from "./client/ownerClient.js"
+export { startRunner, type Runner, type RunnerOptions } from "./runner/runner.js"
+export { makeLogger, type Logger, type LogLevel } from "./log.js"
 export type {
   AttachRefused,
   EffectEmitFunction,

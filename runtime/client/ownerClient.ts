@@ -1,23 +1,237 @@
 /**
- * Builds the client objects the generated `Order.client(akter)` returns. The generated code gives
- * the precise type; this module does the work for every owner alike.
+ * Builds the client objects the generated `Order.client(akter)` and `Order.effectClient(akter)`
+ * return. The generated code gives the precise types; this module does the work for every owner
+ * alike: validate, write, wake, and decode.
  */
-import type { Akter } from "../akter.js"
-import type { Caller } from "../model/caller.js"
-import type { OwnerRegistration } from "../model/registration.js"
+import { randomUUID } from "node:crypto"
+import { Duration, Effect } from "effect"
+import { internalsOf, type Akter, type AkterInternals } from "../akter.js"
+import {
+  ExecutionDefect,
+  ExecutionInterrupted,
+  ForeignTenant,
+  ForeignWorkflow,
+  InvalidExecutionId,
+  InvalidExecutionKey,
+  InvalidPayload,
+  PayloadTooLarge,
+  ResultTimeout,
+  UnknownEvent,
+} from "../errors.js"
+import { defaultCaller, type Caller } from "../model/caller.js"
+import { checkExecutionKey, encodeExecutionId } from "../model/executionId.js"
+import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
+import { schemaOf } from "../model/schemaOf.js"
+import { placeOwner } from "../owners/routing.js"
+import type {
+  EffectExecution,
+  Execution,
+  ExecutionResult,
+  ResultOptions,
+  StartOptions,
+} from "./clientApi.js"
+import { emitEvent } from "./emitEvent.js"
+import {
+  awaitResult,
+  readStatus,
+  resolveExecution,
+  type ResolvedExecution,
+} from "./executionResults.js"
+import { interruptExecution } from "./interruptExecution.js"
+import { checkOwnerId } from "./ownerIds.js"
+import { encodePayload } from "./payloads.js"
+import { startExecution } from "./startExecution.js"
+import { z } from "zod"
 
-export const makeOwnerClient = <Client>(
-  _akter: Akter,
-  _owner: OwnerRegistration,
-  _caller?: Caller,
-): Client => {
-  throw new Error("makeOwnerClient: not implemented yet")
+const noInput = z.undefined()
+
+/** The strict schema of a workflow's start input: the generated one, else one built from the manifest. */
+export const inputSchemaOf = (workflow: WorkflowRegistration) =>
+  workflow.input ??
+  (workflow.canonical.input === null ? noInput : schemaOf(workflow.canonical.input, "strict"))
+
+/** The execution key: the manifest's key field of the input, else the start's command id. */
+export const executionKeyOf = (
+  workflow: WorkflowRegistration,
+  input: unknown,
+  commandId: string,
+) => (workflow.key === null ? commandId : String((input as Record<string, unknown>)[workflow.key]))
+
+const timeoutMsOf = (options: ResultOptions | undefined) =>
+  options?.timeout === undefined ? undefined : Duration.toMillis(options.timeout)
+
+const executionHandle = (
+  internals: AkterInternals,
+  workflow: WorkflowRegistration,
+  execution: ResolvedExecution,
+): Execution<unknown, unknown> => ({
+  executionId: execution.executionId,
+  status: () => readStatus(internals, workflow, execution),
+  result: (options) => awaitResult(internals, workflow, execution, timeoutMsOf(options)),
+  interrupt: () => interruptExecution(internals, execution),
+})
+
+const startWorkflow = async (
+  internals: AkterInternals,
+  workflow: WorkflowRegistration,
+  caller: Caller,
+  ownerId: string,
+  input: unknown,
+  options: StartOptions = {},
+): Promise<Execution<unknown, unknown>> => {
+  const invalidOwner = checkOwnerId(ownerId)
+  if (invalidOwner !== undefined) throw invalidOwner
+  const encoded = encodePayload(
+    `input of ${workflow.owner}.${workflow.name}`,
+    inputSchemaOf(workflow),
+    input,
+    internals.maxPayloadBytes,
+  )
+  if (!("stored" in encoded)) throw encoded
+  const commandId = options.commandId ?? randomUUID()
+  const key = executionKeyOf(workflow, encoded.value, commandId)
+  const invalidKey = checkExecutionKey(key)
+  if (invalidKey !== undefined) throw invalidKey
+  const owner = placeOwner({ tenant: caller.tenant, ownerType: workflow.owner, ownerId })
+  const executionId = encodeExecutionId({
+    tenant: caller.tenant,
+    ownerType: workflow.owner,
+    ownerId,
+    workflow: workflow.name,
+    key,
+  })
+  await startExecution(internals, {
+    owner,
+    workflow,
+    executionId,
+    key,
+    input: encoded.stored,
+    caller: JSON.stringify(caller),
+  })
+  return executionHandle(internals, workflow, { executionId, owner, key })
 }
 
-export const makeEffectOwnerClient = <Client>(
-  _akter: Akter,
-  _owner: OwnerRegistration,
-  _caller?: Caller,
+const attachWorkflow = (
+  internals: AkterInternals,
+  workflow: WorkflowRegistration,
+  caller: Caller,
+  executionId: string,
+): Execution<unknown, unknown> => {
+  const resolved = resolveExecution(workflow, caller, executionId)
+  if (!("owner" in resolved)) throw resolved
+  return executionHandle(internals, workflow, resolved)
+}
+
+/**
+ * The Promise client of an owner type; generated code narrows its type.
+ *
+ * @example
+ * const orders = makeOwnerClient<OrderClient>(akter, registration, { tenant: "acme" })
+ */
+export const makeOwnerClient = <Client>(
+  akter: Akter,
+  owner: OwnerRegistration,
+  caller: Caller = defaultCaller,
 ): Client => {
-  throw new Error("makeEffectOwnerClient: not implemented yet")
+  const internals = internalsOf(akter)
+  const client: Record<string, unknown> = {
+    emit: (ownerId: string, event: string, payload: unknown, options?: { commandId?: string }) =>
+      emitEvent(internals, owner, caller, ownerId, event, payload, options),
+  }
+  for (const [name, workflow] of Object.entries(owner.workflows)) {
+    client[name] = {
+      start: (ownerId: string, input: unknown, options?: StartOptions) =>
+        startWorkflow(internals, workflow, caller, ownerId, input, options),
+      attach: (executionId: string) => attachWorkflow(internals, workflow, caller, executionId),
+    }
+  }
+  return client as Client
+}
+
+type Refusal =
+  | InvalidPayload
+  | PayloadTooLarge
+  | InvalidExecutionKey
+  | InvalidExecutionId
+  | ForeignTenant
+  | ForeignWorkflow
+  | UnknownEvent
+
+const isRefusal = (error: unknown): error is Refusal =>
+  error instanceof InvalidPayload ||
+  error instanceof PayloadTooLarge ||
+  error instanceof InvalidExecutionKey ||
+  error instanceof InvalidExecutionId ||
+  error instanceof ForeignTenant ||
+  error instanceof ForeignWorkflow ||
+  error instanceof UnknownEvent
+
+/** A client call as an Effect: refusals in the error channel, anything else a defect. */
+const refusable = <A>(call: () => Promise<A>): Effect.Effect<A, Refusal> =>
+  Effect.tryPromise({ try: call, catch: (error) => error }).pipe(
+    Effect.catch((error) => (isRefusal(error) ? Effect.fail(error) : Effect.die(error))),
+  )
+
+const effectResult = (
+  execution: Execution<unknown, unknown>,
+  options: ResultOptions | undefined,
+): Effect.Effect<unknown, unknown> =>
+  Effect.tryPromise({ try: () => execution.result(options), catch: (error) => error }).pipe(
+    Effect.catch((error) =>
+      error instanceof ResultTimeout ? Effect.fail(error) : Effect.die(error),
+    ),
+    Effect.flatMap((result: ExecutionResult<unknown, unknown>) => {
+      switch (result._tag) {
+        case "Success":
+          return Effect.succeed(result.value)
+        case "Failure":
+          return Effect.fail(result.error)
+        case "Interrupted":
+          return Effect.fail(new ExecutionInterrupted(execution.executionId))
+        case "Defect":
+          return Effect.fail(new ExecutionDefect(execution.executionId, result.message))
+      }
+    }),
+  )
+
+const effectExecution = (
+  execution: Execution<unknown, unknown>,
+): EffectExecution<unknown, unknown> => ({
+  executionId: execution.executionId,
+  status: Effect.promise(() => execution.status()),
+  result: (options) => effectResult(execution, options),
+  interrupt: Effect.promise(() => execution.interrupt()),
+})
+
+/**
+ * The Effect client of an owner type: the same calls as `makeOwnerClient`, returning Effects whose
+ * error channel holds the refusals and the workflow's declared errors.
+ */
+export const makeEffectOwnerClient = <Client>(
+  akter: Akter,
+  owner: OwnerRegistration,
+  caller: Caller = defaultCaller,
+): Client => {
+  const promises = makeOwnerClient<Record<string, any>>(akter, owner, caller)
+  const client: Record<string, unknown> = {
+    emit: (ownerId: string, event: string, payload: unknown, options?: { commandId?: string }) =>
+      refusable(() => promises["emit"](ownerId, event, payload, options)),
+  }
+  for (const name of Object.keys(owner.workflows)) {
+    const workflow = promises[name] as {
+      start: (
+        ownerId: string,
+        input: unknown,
+        options?: StartOptions,
+      ) => Promise<Execution<unknown, unknown>>
+      attach: (executionId: string) => Execution<unknown, unknown>
+    }
+    client[name] = {
+      start: (ownerId: string, input: unknown, options?: StartOptions) =>
+        refusable(() => workflow.start(ownerId, input, options)).pipe(Effect.map(effectExecution)),
+      attach: (executionId: string) =>
+        refusable(async () => workflow.attach(executionId)).pipe(Effect.map(effectExecution)),
+    }
+  }
+  return client as Client
 }

@@ -28,6 +28,11 @@ export interface StepSettings {
   readonly durationMs?: number
   /** activity, start: strict schema of the input the body passes (absent: the step takes none). */
   readonly input?: ZodType
+  /**
+   * start: the registration of the started workflow's owner type, so a runner can stage the start
+   * without being told about that owner separately. A thunk, because owners may start each other.
+   */
+  readonly target?: () => OwnerRegistration
 }
 
 export interface WorkflowRegistrationInput {

@@ -1,0 +1,153 @@
+/**
+ * Reading an execution from the client side: resolving an id to its owner (refusing ids of another
+ * tenant or workflow before anything is read), its status, and its decoded result — typed success,
+ * typed declared error, interrupt, or defect.
+ */
+import { ForeignTenant, ForeignWorkflow, InvalidExecutionId, ResultTimeout } from "../errors.js"
+import type { AkterInternals } from "../akter.js"
+import type { Caller } from "../model/caller.js"
+import { decodeExecutionId } from "../model/executionId.js"
+import { isStoredResult } from "../model/exit.js"
+import type { WorkflowRegistration } from "../model/registration.js"
+import { schemaOf } from "../model/schemaOf.js"
+import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
+import { readExecutionState } from "../engine/executionStore.js"
+import { decodeJson } from "../storage/codec.js"
+import type { ExecutionResult, ExecutionStatus } from "./clientApi.js"
+
+export interface ResolvedExecution {
+  readonly executionId: string
+  readonly owner: OwnerPlacement
+  readonly key: string
+}
+
+/** Decodes an id and checks it names an execution of this tenant and this workflow. */
+export const resolveExecution = (
+  workflow: WorkflowRegistration,
+  caller: Caller,
+  executionId: string,
+): ResolvedExecution | InvalidExecutionId | ForeignTenant | ForeignWorkflow => {
+  const address = decodeExecutionId(executionId)
+  if (address instanceof InvalidExecutionId) return address
+  if (address.tenant !== caller.tenant) return new ForeignTenant(executionId)
+  if (address.ownerType !== workflow.owner || address.workflow !== workflow.name) {
+    return new ForeignWorkflow(
+      executionId,
+      `${workflow.owner}.${workflow.name}`,
+      `${address.ownerType}.${address.workflow}`,
+    )
+  }
+  return {
+    executionId,
+    key: address.key,
+    owner: placeOwner({
+      tenant: address.tenant,
+      ownerType: address.ownerType,
+      ownerId: address.ownerId,
+    }),
+  }
+}
+
+/** Turns a stored result into the client's typed result; a result it cannot read is a defect. */
+export const decodeResult = (
+  workflow: WorkflowRegistration,
+  stored: Buffer,
+): ExecutionResult<unknown, unknown> => {
+  let result: unknown
+  try {
+    result = decodeJson(stored)
+  } catch (error) {
+    return { _tag: "Defect", message: `stored result is unreadable: ${String(error)}` }
+  }
+  if (!isStoredResult(result)) return { _tag: "Defect", message: "stored result is malformed" }
+  switch (result._tag) {
+    case "Success": {
+      const output = workflow.canonical.output
+      if (output === null) return { _tag: "Success", value: undefined }
+      const decoded = schemaOf(output, "tolerant").safeParse(result.value)
+      return decoded.success
+        ? { _tag: "Success", value: decoded.data }
+        : {
+            _tag: "Defect",
+            message: `result does not match ${workflow.owner}.${workflow.name}'s output type: ${decoded.error.message}`,
+          }
+    }
+    case "Failure": {
+      const { _tag: tag, ...fields } = result.error
+      const make = workflow.errors[tag]
+      const declared = workflow.canonical.errors[tag]
+      if (make === undefined || declared === undefined) {
+        return { _tag: "Defect", message: `execution failed with undeclared error ${tag}` }
+      }
+      const decoded = schemaOf(declared, "tolerant").safeParse(fields)
+      if (!decoded.success) {
+        return { _tag: "Defect", message: `error ${tag} does not match its declared fields` }
+      }
+      return { _tag: "Failure", error: new make(decoded.data as never) }
+    }
+    case "Die":
+      return { _tag: "Defect", message: result.message }
+    case "Interrupt":
+      return { _tag: "Interrupted" }
+  }
+}
+
+export const readStatus = async (
+  internals: AkterInternals,
+  workflow: WorkflowRegistration,
+  execution: ResolvedExecution,
+): Promise<ExecutionStatus<unknown, unknown>> => {
+  const state = await readExecutionState(
+    internals.storage.db,
+    execution.owner.routingKey,
+    execution.executionId,
+  )
+  if (state === undefined) return { status: "unknown" }
+  if (state.status === "finished" && state.result !== null) {
+    return { status: "finished", result: decodeResult(workflow, state.result) }
+  }
+  return {
+    status: state.status === "finished" ? "running" : state.status,
+    interrupting: state.interrupt,
+  }
+}
+
+const POLL_FIRST_MS = 10
+const POLL_MAX_MS = 1000
+
+/**
+ * Waits for the execution's result: woken at once when a runner in this process (or, on Postgres,
+ * any process) finishes it, and polling with backoff as the fallback. An unknown id keeps waiting —
+ * its start may not have committed yet — until the timeout.
+ */
+export const awaitResult = async (
+  internals: AkterInternals,
+  workflow: WorkflowRegistration,
+  execution: ResolvedExecution,
+  timeoutMs: number | undefined,
+): Promise<ExecutionResult<unknown, unknown>> => {
+  await internals.listenForResults()
+  const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
+  let wake: (() => void) | undefined
+  const stop = internals.wakeups.onFinished(execution.executionId, () => wake?.())
+  try {
+    let delay = POLL_FIRST_MS
+    for (;;) {
+      const status = await readStatus(internals, workflow, execution)
+      if (status.status === "finished") return status.result
+      const remaining = deadline - Date.now()
+      if (remaining <= 0) throw new ResultTimeout(execution.executionId, timeoutMs ?? 0)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(delay, remaining))
+        wake = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      wake = undefined
+      delay = Math.min(delay * 2, POLL_MAX_MS)
+    }
+  } finally {
+    stop()
+  }
+}

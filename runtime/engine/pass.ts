@@ -1,0 +1,359 @@
+/**
+ * One pass over an execution: read what is recorded, judge whether this runner may replay it, run
+ * the body against the record (settled steps return their exits, the first unsettled step of each
+ * branch does new work), and end in exactly one of four ways — finished (result recorded, steps and
+ * timer deleted in the same transaction), suspended (every branch parked; status and timer written
+ * under the owner lock), abandoned (lost the right to write, or drained: nothing more recorded), or
+ * left alone as incompatible.
+ */
+import { Cause, Effect, Exit, Fiber } from "effect"
+import type { AkterInternals } from "../akter.js"
+import { executionVerdict } from "../compatibility/executionVerdict.js"
+import type { Finding } from "../compatibility/finding.js"
+import type { RecordedExit } from "../model/exit.js"
+import type { Hash } from "../model/hash.js"
+import type { OwnerRegistration } from "../model/registration.js"
+import type { Activation } from "../owners/fence.js"
+import type { OwnerPlacement } from "../owners/routing.js"
+import { armTimer, deleteTimer } from "../outbox/outboxStore.js"
+import { notifyFinished } from "../outbox/wakeups.js"
+import { decodeJson, encodeJson } from "../storage/codec.js"
+import { readManifest, recordStartManifest } from "../storage/manifestStore.js"
+import type { Logger } from "../log.js"
+import {
+  adoptManifest,
+  finishExecution,
+  markRunning,
+  markSuspended,
+  readExecution,
+  readExecutionState,
+} from "./executionStore.js"
+import { PassState, type Parked } from "./passState.js"
+import { PassWriter } from "./passWriter.js"
+import { describeCause } from "./describeDefect.js"
+import { recordableExit } from "./recordedExits.js"
+import { makeStepEnvironment } from "./stepEnvironment.js"
+import { buildSteps } from "./steps.js"
+import { deleteSteps, hasUnseenEvent, readSteps, recordScanned } from "./stepStore.js"
+import { InterruptRequested, PassAbandoned } from "./signals.js"
+import type { WorkflowImplementation } from "./workflowApi.js"
+
+export type PassOutcome =
+  | { readonly kind: "finished" }
+  | { readonly kind: "suspended"; readonly dueAtMs: number | null }
+  | { readonly kind: "abandoned"; readonly reason: string }
+  | { readonly kind: "incompatible"; readonly problems: readonly Finding[] }
+
+/** What a pass needs from the runner that runs it. */
+export interface PassServices {
+  readonly internals: AkterInternals
+  readonly log: Logger
+  readonly now: () => number
+  readonly idempotencyWindowMs: number
+  readonly implementationOf: (owner: string, workflow: string) => WorkflowImplementation | undefined
+  readonly ownerOf: (owner: string) => OwnerRegistration | undefined
+  /** Accepted time of the runner's own manifest of a workflow (-1 when it never accepted one). */
+  readonly acceptedAtOf: (owner: string, workflow: string) => number
+}
+
+export interface PassControl {
+  /** Parked steps re-check (an event, a due time); the interrupt flag is re-read. */
+  wake(): void
+  /** Ends the pass recording nothing more (drain, lost lease). */
+  abandon(reason: string): void
+}
+
+type Ending =
+  | {
+      readonly kind: "park"
+      readonly parked: ReadonlyMap<string, Parked>
+      readonly due: number | null
+    }
+  | { readonly kind: "abandon"; readonly reason: string }
+
+const collapseSteps = (state: PassState) =>
+  [...state.recorded.entries()]
+    .filter(([, rows]) => rows.length > 0)
+    .map(([name, rows]) => ({
+      name,
+      kind: rows[0]!.kind as Exclude<(typeof rows)[number]["kind"], "version">,
+      settled: rows.some((row) => row.exit !== null),
+    }))
+
+const causeHas = (cause: Cause.Cause<unknown>, type: new (...args: never[]) => Error) =>
+  cause.reasons.some((reason) => Cause.isDieReason(reason) && reason.defect instanceof type)
+
+/**
+ * Runs one pass. `control` is filled synchronously so the runner can wake or abandon the pass while
+ * it runs.
+ */
+export const runPass = async (
+  services: PassServices,
+  owner: OwnerPlacement,
+  executionId: string,
+  activation: Activation,
+  control: (control: PassControl) => void,
+): Promise<PassOutcome> => {
+  const { internals, log } = services
+  const { db } = internals.storage
+  let woken = false
+  let abandonedFor: string | undefined
+  let live: PassControl | undefined
+  control({
+    wake: () => {
+      woken = true
+      live?.wake()
+    },
+    abandon: (reason) => {
+      abandonedFor = reason
+      live?.abandon(reason)
+    },
+  })
+  const [execution, rows] = await Promise.all([
+    readExecution(db, owner.routingKey, executionId),
+    readSteps(db, owner.routingKey, executionId),
+  ])
+  if (execution === undefined || execution.status === "finished") return { kind: "finished" }
+  const implementation = services.implementationOf(execution.owner_type, execution.workflow)
+  const registration = implementation?.owner.workflows[execution.workflow]
+  const writer = new PassWriter(db, activation)
+  const state = new PassState(
+    execution,
+    owner,
+    registration!,
+    activation,
+    writer,
+    services.now,
+    rows,
+  )
+
+  const started =
+    execution.manifest_hash === registration?.hashes.compatibility
+      ? undefined
+      : await readManifest(db, execution.owner_type, execution.workflow, execution.manifest_hash)
+  const markers: Record<string, number> = {}
+  for (const [name, value] of state.markers) markers[name] = value
+  const verdict = executionVerdict(registration?.canonical, {
+    owner: execution.owner_type,
+    workflow: execution.workflow,
+    startManifest: started?.manifest ?? registration?.canonical ?? null,
+    startManifestHash: execution.manifest_hash as Hash,
+    startManifestNewer:
+      started !== undefined &&
+      started.acceptedAtMs > services.acceptedAtOf(execution.owner_type, execution.workflow),
+    steps: collapseSteps(state),
+    markers,
+  })
+  if (implementation === undefined || registration === undefined || verdict.problems.length > 0) {
+    // Left untouched: the claim already moved the timer a recovery interval ahead, so a compatible
+    // runner picks the execution up.
+    log.warn("execution incompatible with this runner; left for a compatible one", {
+      executionId,
+      problems: verdict.problems.map((p) => `${p.rule}: ${p.message}`),
+    })
+    return { kind: "incompatible", problems: verdict.problems }
+  }
+  if (verdict.adopt) {
+    const from = execution.manifest_hash
+    writer.hold(async (tx) => {
+      await recordStartManifest(tx, registration.canonical, registration.hashes.compatibility)
+      await adoptManifest(
+        tx,
+        owner.routingKey,
+        executionId,
+        from,
+        registration.hashes.compatibility,
+      )
+    })
+  }
+  if (execution.status === "suspended") {
+    writer.hold((tx) => markRunning(tx, owner.routingKey, executionId))
+  }
+
+  const env = makeStepEnvironment({
+    state,
+    internals,
+    implementation,
+    idempotencyWindowMs: services.idempotencyWindowMs,
+    now: services.now,
+    ownerOf: services.ownerOf,
+  })
+  const wf = buildSteps(env)
+  const input = registration.canonical.input === null ? undefined : decodeJson(execution.input)
+
+  let ending: Ending | undefined
+  let bodyFiber: Fiber.Fiber<unknown, unknown> | undefined
+  const program = Effect.gen(function* () {
+    const body = yield* Effect.forkChild(
+      Effect.suspend(() => implementation.body(input as never, wf as never)),
+    )
+    bodyFiber = body
+    const exit = yield* Fiber.await(body)
+    const compensate =
+      state.interrupting ||
+      (Exit.isFailure(exit) &&
+        !Cause.hasInterruptsOnly(exit.cause) &&
+        !causeHas(exit.cause, PassAbandoned))
+    if (compensate && state.compensations.length > 0) {
+      state.compensating = true
+      for (const undo of [...state.compensations].reverse()) {
+        const undone = yield* Effect.exit(undo)
+        if (Exit.isFailure(undone) && !Cause.hasInterruptsOnly(undone.cause)) {
+          log.error("compensation failed", { executionId, cause: describeCause(undone.cause) })
+        }
+      }
+    }
+    return exit
+  })
+  const outer = Effect.runFork(program)
+  const end = (next: Ending) => {
+    if (ending !== undefined) return
+    ending = next
+    state.stopQuiescenceCheck()
+    Effect.runFork(Fiber.interrupt(outer))
+  }
+  // An interrupt seen mid-pass stops the body where it is (a running activity's attempt is left
+  // unsettled); the program then runs the compensations and the pass records `Interrupt`.
+  const interruptBody = () => {
+    if (state.interrupting) return
+    state.interrupting = true
+    if (bodyFiber !== undefined) Effect.runFork(Fiber.interrupt(bodyFiber))
+  }
+  writer.onBroken = (cause) => end({ kind: "abandon", reason: `write failed: ${String(cause)}` })
+  // Parked steps leave `state.parked` once interrupted, so what they parked on is taken first.
+  state.onQuiescent = () =>
+    end({ kind: "park", parked: new Map(state.parked), due: state.earliestDue() })
+  live = {
+    wake: () => {
+      readExecutionState(db, owner.routingKey, executionId)
+        .then((current) => {
+          if (current?.interrupt === true) interruptBody()
+        })
+        .catch(() => {})
+      state.wake()
+    },
+    abandon: (reason) => end({ kind: "abandon", reason }),
+  }
+  if (abandonedFor !== undefined) end({ kind: "abandon", reason: abandonedFor })
+  if (woken) live.wake()
+
+  const exit = await Effect.runPromise(Fiber.await(outer))
+  state.stopQuiescenceCheck()
+  await writer.settled()
+
+  if (ending?.kind === "abandon" || writer.failure !== undefined) {
+    writer.discard()
+    return {
+      kind: "abandoned",
+      reason: ending?.kind === "abandon" ? ending.reason : String(writer.failure),
+    }
+  }
+  if (ending?.kind === "park") return suspend(services, state, ending.parked, ending.due)
+  if (Exit.isFailure(exit)) {
+    // The outer program never fails on its own; an interruption here is the park or abandon above.
+    return { kind: "abandoned", reason: describeCause(exit.cause) }
+  }
+  const bodyExit = exit.value
+  if (Exit.isFailure(bodyExit) && causeHas(bodyExit.cause, PassAbandoned)) {
+    writer.discard()
+    return { kind: "abandoned", reason: describeCause(bodyExit.cause) }
+  }
+  let result: RecordedExit | { readonly _tag: "Interrupt" }
+  if (
+    state.interrupting ||
+    (Exit.isFailure(bodyExit) && causeHas(bodyExit.cause, InterruptRequested))
+  ) {
+    result = { _tag: "Interrupt" }
+  } else {
+    result = recordableExit(
+      `workflow ${registration.owner}.${registration.name}`,
+      { output: registration.canonical.output, errors: registration.canonical.errors },
+      bodyExit,
+      internals.maxPayloadBytes,
+    ) ?? { _tag: "Die", message: "the body was interrupted" }
+  }
+  return finish(services, state, result)
+}
+
+/**
+ * Records the result, and deletes the steps and the timer in the same transaction. Of two terminal
+ * writes (completion, interrupt) the first to commit wins; the other changes nothing.
+ */
+const finish = async (
+  services: PassServices,
+  state: PassState,
+  result: RecordedExit | { readonly _tag: "Interrupt" },
+): Promise<PassOutcome> => {
+  const { internals } = services
+  const stored = encodeJson(result)
+  try {
+    await state.writer.write(async (tx) => {
+      const finished = await finishExecution(
+        tx,
+        internals.clock,
+        state.routingKey,
+        state.executionId,
+        stored,
+      )
+      if (!finished) return
+      await deleteSteps(tx, state.routingKey, state.executionId)
+      await deleteTimer(tx, state.routingKey, state.executionId)
+      if (internals.storage.backend === "postgres") await notifyFinished(tx, state.executionId)
+    })
+  } catch (error) {
+    return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
+  }
+  internals.wakeups.announceFinished(state.executionId)
+  return { kind: "finished" }
+}
+
+/**
+ * Suspends the execution under the owner lock: records how far parked waits scanned, then arms the
+ * timer due now if a parked wait has an event it has not seen (it committed while this pass was
+ * suspending), else at the earliest due time, else removes it (untimed waits: an emit re-arms it).
+ */
+const suspend = async (
+  services: PassServices,
+  state: PassState,
+  parked: ReadonlyMap<string, Parked>,
+  earliest: number | null,
+): Promise<PassOutcome> => {
+  const { internals } = services
+  const waits = [...parked.entries()].filter(([, p]) => p.scanned !== undefined)
+  try {
+    const due = await state.writer.write(async (tx) => {
+      for (const [step, p] of waits) {
+        await recordScanned(
+          tx,
+          {
+            routingKey: state.routingKey,
+            executionId: state.executionId,
+            step,
+            attempt: p.attempt,
+          },
+          p.scanned!,
+        )
+      }
+      const unseen = await hasUnseenEvent(
+        tx,
+        state.owner,
+        state.executionId,
+        waits.map(([step]) => step),
+      )
+      await markSuspended(tx, state.routingKey, state.executionId)
+      if (unseen) {
+        await armTimer(tx, internals.clock, state.owner, state.executionId, "now")
+        return "now" as const
+      }
+      if (earliest === null) {
+        await deleteTimer(tx, state.routingKey, state.executionId)
+        return null
+      }
+      await armTimer(tx, internals.clock, state.owner, state.executionId, earliest)
+      return earliest
+    })
+    return { kind: "suspended", dueAtMs: due === "now" ? services.now() : due }
+  } catch (error) {
+    return { kind: "abandoned", reason: `suspend failed: ${String(error)}` }
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * What one pass over an execution knows: the recorded steps it replays from, the markers, the
+ * event cursor, the compensations registered so far, and which steps are parked. Parking is how a
+ * step that must wait (a sleep not yet due, a wait with no event, a retry backing off) tells the
+ * pass; the pass ends only when every running branch is parked and none is working, so a parking
+ * branch lets its siblings finish their current step first.
+ */
+import type { Effect } from "effect"
+import type { Activation } from "../owners/fence.js"
+import type { OwnerPlacement } from "../owners/routing.js"
+import type { Caller } from "../model/caller.js"
+import type { WorkflowRegistration } from "../model/registration.js"
+import type { ExecutionRow } from "./executionStore.js"
+import type { PassWriter } from "./passWriter.js"
+import type { StepRow } from "./stepStore.js"
+
+export interface Parked {
+  /** When the step can make progress on its own; `null`: only an event can wake it. */
+  readonly dueAtMs: number | null
+  /** Set for waits: the park transaction records how far they scanned. */
+  readonly scanned?: number
+  readonly attempt: number
+}
+
+/** How long all branches must stay parked before the pass ends (lets a sibling start its next step). */
+const QUIESCENCE_MS = 2
+
+/**
+ * A step due sooner than this waits inside the pass: suspending, re-claiming and replaying would
+ * cost more than the wait.
+ */
+const WAIT_IN_PASS_MS = 20
+
+export class PassState {
+  readonly recorded = new Map<string, StepRow[]>()
+  readonly markers = new Map<string, number>()
+  readonly parked = new Map<string, Parked>()
+  readonly compensations: Array<Effect.Effect<unknown, unknown>> = []
+  readonly caller: Caller
+  cursor: number
+  interrupting: boolean
+  compensating = false
+  working = 0
+  private progress = 0
+  private quiescenceTimer: ReturnType<typeof setTimeout> | undefined
+  private wakers = new Set<() => void>()
+  /** Called once when every branch is parked; the pass then suspends. */
+  onQuiescent: () => void = () => {}
+
+  constructor(
+    readonly execution: ExecutionRow,
+    readonly owner: OwnerPlacement,
+    readonly registration: WorkflowRegistration,
+    readonly activation: Activation,
+    readonly writer: PassWriter,
+    /** The runner's estimate of the database clock. */
+    readonly now: () => number,
+    steps: readonly StepRow[],
+  ) {
+    this.cursor = execution.event_cursor
+    this.interrupting = execution.interrupt
+    this.caller = JSON.parse(execution.caller) as Caller
+    for (const row of steps) {
+      if (row.kind === "version") {
+        this.markers.set(row.step, row.version ?? 0)
+        continue
+      }
+      const rows = this.recorded.get(row.step)
+      if (rows === undefined) this.recorded.set(row.step, [row])
+      else rows.push(row)
+    }
+  }
+
+  get routingKey(): string {
+    return this.owner.routingKey
+  }
+
+  get executionId(): string {
+    return this.execution.execution_id
+  }
+
+  /** The step's rows, attempts ascending. */
+  rowsOf(step: string): StepRow[] {
+    let rows = this.recorded.get(step)
+    if (rows === undefined) {
+      rows = []
+      this.recorded.set(step, rows)
+    }
+    return rows
+  }
+
+  /** Replaces or appends the in-memory copy of a row after a write. */
+  remember(row: StepRow): void {
+    const rows = this.rowsOf(row.step)
+    const index = rows.findIndex((existing) => existing.attempt === row.attempt)
+    if (index === -1) {
+      rows.push(row)
+      rows.sort((a, b) => a.attempt - b.attempt)
+    } else rows[index] = row
+  }
+
+  beginWork(): void {
+    this.working += 1
+    this.progress += 1
+  }
+
+  endWork(): void {
+    this.working -= 1
+    this.progress += 1
+    this.checkQuiescence()
+  }
+
+  /**
+   * Marks `step` parked until `wake()`; resolves the returned promise on wake. The caller re-checks
+   * its condition after every wake and parks again if it still cannot progress.
+   */
+  park(step: string, parked: Parked, signal: AbortSignal): Promise<void> {
+    this.parked.set(step, parked)
+    this.progress += 1
+    return new Promise<void>((resolve) => {
+      // A due step wakes itself while a sibling keeps the pass alive (a sleep beside a long activity).
+      const dueTimer =
+        parked.dueAtMs === null
+          ? undefined
+          : setTimeout(() => waker(), Math.max(0, parked.dueAtMs - this.now()))
+      const waker = () => {
+        if (dueTimer !== undefined) clearTimeout(dueTimer)
+        this.wakers.delete(waker)
+        this.parked.delete(step)
+        resolve()
+      }
+      this.wakers.add(waker)
+      signal.addEventListener("abort", waker, { once: true })
+      this.checkQuiescence()
+    })
+  }
+
+  /** Wakes every parked step to re-check (an event arrived, a due time passed, an interrupt). */
+  wake(): void {
+    for (const waker of [...this.wakers]) waker()
+  }
+
+  /** The earliest due time among parked steps. */
+  earliestDue(): number | null {
+    let earliest: number | null = null
+    for (const parked of this.parked.values()) {
+      if (parked.dueAtMs !== null && (earliest === null || parked.dueAtMs < earliest)) {
+        earliest = parked.dueAtMs
+      }
+    }
+    return earliest
+  }
+
+  stopQuiescenceCheck(): void {
+    if (this.quiescenceTimer !== undefined) clearTimeout(this.quiescenceTimer)
+    this.quiescenceTimer = undefined
+  }
+
+  private checkQuiescence(): void {
+    if (this.working > 0 || this.parked.size === 0 || this.quiescenceTimer !== undefined) return
+    const due = this.earliestDue()
+    if (due !== null && due - this.now() < WAIT_IN_PASS_MS) return
+    const seen = this.progress
+    this.quiescenceTimer = setTimeout(() => {
+      this.quiescenceTimer = undefined
+      if (this.working > 0 || this.parked.size === 0) return
+      if (this.progress !== seen) {
+        this.checkQuiescence()
+        return
+      }
+      this.onQuiescent()
+    }, QUIESCENCE_MS)
+  }
+}

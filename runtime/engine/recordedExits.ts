@@ -1,0 +1,131 @@
+/**
+ * Between an Effect exit and a recorded exit. Recording keeps a success value only as its declared
+ * type (extra keys dropped), a failure only if it is one of the step's declared errors with valid
+ * fields, and everything else as a `Die` with a message. Replaying decodes tolerantly with the
+ * current declared types and rebuilds declared errors as their generated classes.
+ */
+import { Cause, Effect, Exit } from "effect"
+import type { RecordedExit } from "../model/exit.js"
+import type { WorkflowRegistration } from "../model/registration.js"
+import { schemaOf } from "../model/schemaOf.js"
+import type { TypeNode } from "../model/typeModel.js"
+import { decodeJson, encodeJson, jsonBytes } from "../storage/codec.js"
+import { describeCause, describeDefect } from "./describeDefect.js"
+import { RecordedDefect } from "./signals.js"
+
+export const encodeExit = (exit: RecordedExit): Buffer => encodeJson(exit)
+
+export const decodeExit = (stored: Buffer): RecordedExit => decodeJson(stored) as RecordedExit
+
+export interface ResultTypes {
+  /** The success type; `null`: no value (void). */
+  readonly output: TypeNode | null
+  /** Declared errors this step or workflow may record. */
+  readonly errors: Readonly<Record<string, TypeNode>>
+}
+
+/** Decodes a value of a declared type for recording: extra keys dropped, or an explanation. */
+const recordableValue = (
+  types: ResultTypes,
+  value: unknown,
+): { readonly value: unknown } | { readonly problem: string } => {
+  if (types.output === null) return { value: null }
+  const parsed = schemaOf(types.output, "tolerant").safeParse(value)
+  if (parsed.success) return { value: parsed.data }
+  const issue = parsed.error.issues[0]
+  const at = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`
+  return { problem: `does not match its declared output type${at}: ${issue?.message ?? "invalid"}` }
+}
+
+const declaredError = (types: ResultTypes, error: unknown): RecordedExit | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  const tag = (error as { _tag?: unknown })._tag
+  if (typeof tag !== "string" || !Object.hasOwn(types.errors, tag)) return undefined
+  const fields: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(error)) if (key !== "_tag") fields[key] = value
+  const parsed = schemaOf(types.errors[tag]!, "tolerant").safeParse(fields)
+  if (!parsed.success) return undefined
+  return { _tag: "Failure", error: { ...(parsed.data as object), _tag: tag } }
+}
+
+/**
+ * The exit to record for a finished attempt (or body), or `undefined` when it was interrupted and
+ * nothing may be recorded.
+ */
+export const recordableExit = (
+  what: string,
+  types: ResultTypes,
+  exit: Exit.Exit<unknown, unknown>,
+  maxBytes: number,
+): RecordedExit | undefined => {
+  if (Exit.isSuccess(exit)) {
+    const decoded = recordableValue(types, exit.value)
+    if ("problem" in decoded)
+      return { _tag: "Die", message: `${what} returned a value that ${decoded.problem}` }
+    const bytes = jsonBytes(decoded.value).length
+    if (bytes > maxBytes) {
+      return {
+        _tag: "Die",
+        message: `${what} returned ${bytes} bytes of JSON, over the limit of ${maxBytes}`,
+      }
+    }
+    return { _tag: "Success", value: decoded.value }
+  }
+  const cause = exit.cause
+  if (Cause.hasInterruptsOnly(cause)) return undefined
+  const failure = cause.reasons.find(Cause.isFailReason)
+  if (failure !== undefined && !Cause.hasDies(cause)) {
+    return (
+      declaredError(types, failure.error) ?? {
+        _tag: "Die",
+        message: `${what} failed with an undeclared error: ${describeDefect(failure.error)}`,
+      }
+    )
+  }
+  return { _tag: "Die", message: describeCause(cause) }
+}
+
+/** Classifies a thrown value or rejection of a Promise activity like an Effect failure. */
+export const recordableRejection = (
+  what: string,
+  types: ResultTypes,
+  error: unknown,
+): RecordedExit =>
+  declaredError(types, error) ?? {
+    _tag: "Die",
+    message: `${what} failed: ${describeDefect(error)}`,
+  }
+
+/** Replays a recorded exit as the Effect the body sees. */
+export const replayExit = (
+  what: string,
+  registration: WorkflowRegistration,
+  types: ResultTypes,
+  exit: RecordedExit,
+): Effect.Effect<unknown, unknown> => {
+  switch (exit._tag) {
+    case "Success": {
+      if (types.output === null) return Effect.succeed(undefined)
+      const parsed = schemaOf(types.output, "tolerant").safeParse(exit.value)
+      return parsed.success
+        ? Effect.succeed(parsed.data)
+        : Effect.die(
+            new RecordedDefect(
+              `the recorded result of ${what} no longer matches its declared type (${parsed.error.issues[0]?.message ?? "invalid"}); run akter check before deploying type changes`,
+            ),
+          )
+    }
+    case "Failure": {
+      const { _tag: tag, ...fields } = exit.error
+      const make = registration.errors[tag]
+      if (make === undefined) {
+        return Effect.die(
+          new RecordedDefect(`${what} recorded error ${tag}, which is no longer declared`),
+        )
+      }
+      return Effect.fail(new make(fields as never))
+    }
+    case "Die":
+      return Effect.die(new RecordedDefect(exit.message))
+  }
+}

@@ -1,0 +1,317 @@
+/**
+ * A runner: registers implemented workflows and serves the buckets it holds. It claims due timers
+ * (`FOR UPDATE SKIP LOCKED`, re-armed a recovery interval ahead in the same statement), runs one pass
+ * at a time per execution, relays staged starts, and is woken by commits in this process, by
+ * LISTEN/NOTIFY on Postgres, and by polling as the fallback. Live passes are only a cache of the
+ * replay: everything needed to continue is in the database.
+ */
+import { randomUUID } from "node:crypto"
+import { internalsOf, type Akter } from "../akter.js"
+import type { WorkflowImplementation } from "../engine/workflowApi.js"
+import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
+import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
+import { activateOwner, type Activation } from "../owners/fence.js"
+import { BUCKET_COUNT, placeOwner, type OwnerPlacement } from "../owners/routing.js"
+import { claimDue, deleteClaimed, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
+import { WAKE_CHANNEL } from "../outbox/wakeups.js"
+import { startInTransaction } from "../client/startExecution.js"
+import { decodeJson, encodeJson } from "../storage/codec.js"
+import { estimatedNow } from "../storage/clock.js"
+import type { Caller } from "../model/caller.js"
+import { acceptManifests } from "./acceptManifests.js"
+
+export interface RunnerOptions {
+  readonly akter: Akter
+  readonly workflows: readonly WorkflowImplementation[]
+  /** Owner types this runner may start workflows of from `start` steps, beyond those it implements. */
+  readonly registrations?: readonly OwnerRegistration[]
+  /** Passes running at once (default 64). */
+  readonly concurrency?: number
+  /** Fallback poll interval (default 1000 ms). */
+  readonly pollMs?: number
+  /** How far ahead a claim re-arms a timer: the time a dead runner's work waits (default 30 s). */
+  readonly recoveryMs?: number
+  /** How long an activity attempt's idempotency key stays valid (default 1 day). */
+  readonly idempotencyWindowMs?: number
+}
+
+export interface Runner {
+  readonly id: string
+  /** Executions with a live pass right now. */
+  readonly live: number
+  /** Stops claiming and abandons live passes without recording anything; another runner resumes them. */
+  drain(): Promise<void>
+  /** Drains, then releases the runner's connections. */
+  close(): Promise<void>
+  /** Claims and runs due work now instead of at the next poll. */
+  poll(): void
+}
+
+const DEFAULT_CONCURRENCY = 64
+const DEFAULT_POLL_MS = 1000
+const DEFAULT_RECOVERY_MS = 30_000
+const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
+
+const ALL_BUCKETS = Array.from({ length: BUCKET_COUNT }, (_, bucket) => bucket)
+
+const ownerKeyOf = (owner: OwnerPlacement) =>
+  JSON.stringify([owner.tenant, owner.ownerType, owner.ownerId])
+
+interface LiveRun {
+  control: PassControl | undefined
+  /** A claim arrived while the pass ran: replay once more if it suspends. */
+  rerun: boolean
+}
+
+interface StagedStart {
+  readonly executionId: string
+  readonly ownerType: string
+  readonly ownerId: string
+  readonly workflow: string
+  readonly key: string
+  readonly input: unknown
+  readonly caller: Caller
+}
+
+/**
+ * Starts a runner for the given workflow implementations. It first accepts its manifests against
+ * the open executions (refusing to start if it could not replay some), then serves.
+ *
+ * @example
+ * const runner = await startRunner({ akter, workflows: [fulfill] })
+ * process.on("SIGTERM", () => runner.close())
+ */
+export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
+  const internals = internalsOf(options.akter)
+  const id = `runner-${randomUUID()}`
+  const log = internals.log.with({ runner: id })
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS
+  const recoveryMs = options.recoveryMs ?? DEFAULT_RECOVERY_MS
+
+  const implementations = new Map<string, WorkflowImplementation>()
+  const owners = new Map<string, OwnerRegistration>()
+  // Every owner type reachable through start steps is known, so staged starts can be relayed.
+  const addOwner = (registration: OwnerRegistration) => {
+    if (owners.has(registration.owner)) return
+    owners.set(registration.owner, registration)
+    for (const workflow of Object.values(registration.workflows)) {
+      for (const settings of Object.values(workflow.steps)) {
+        if (settings.target !== undefined) addOwner(settings.target())
+      }
+    }
+  }
+  for (const registration of options.registrations ?? []) addOwner(registration)
+  for (const implementation of options.workflows) {
+    const key = `${implementation.owner.owner}/${implementation.workflow}`
+    if (implementations.has(key)) throw new Error(`workflow ${key} is implemented twice`)
+    implementations.set(key, implementation)
+    addOwner(implementation.owner)
+  }
+  const registered: WorkflowRegistration[] = [...implementations.values()].map(
+    (implementation) => implementation.owner.workflows[implementation.workflow]!,
+  )
+  const acceptedAt = await acceptManifests(internals, registered)
+
+  const services: PassServices = {
+    internals,
+    log,
+    now: () => estimatedNow(internals.clock),
+    idempotencyWindowMs: options.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
+    implementationOf: (owner, workflow) => implementations.get(`${owner}/${workflow}`),
+    ownerOf: (owner) => owners.get(owner),
+    acceptedAtOf: (owner, workflow) => acceptedAt.get(`${owner}/${workflow}`) ?? -1,
+  }
+
+  const live = new Map<string, LiveRun>()
+  const activations = new Map<string, Promise<Activation | undefined>>()
+  const running = new Set<Promise<void>>()
+  let draining = false
+  let polling = false
+  let pollAgain = false
+  let pollTimer: ReturnType<typeof setTimeout> | undefined
+  let pollTimerAt = Number.POSITIVE_INFINITY
+
+  const track = (work: Promise<void>) => {
+    running.add(work)
+    work.finally(() => running.delete(work))
+  }
+
+  /** Schedules a poll at `at` (local time), keeping only the earliest pending one. */
+  const pollAt = (at: number) => {
+    if (draining || at >= pollTimerAt) return
+    if (pollTimer !== undefined) clearTimeout(pollTimer)
+    pollTimerAt = at
+    pollTimer = setTimeout(
+      () => {
+        pollTimer = undefined
+        pollTimerAt = Number.POSITIVE_INFINITY
+        poll()
+      },
+      Math.max(0, at - Date.now()),
+    )
+  }
+
+  const activate = (owner: OwnerPlacement): Promise<Activation | undefined> => {
+    const key = ownerKeyOf(owner)
+    let activation = activations.get(key)
+    if (activation === undefined) {
+      activation = activateOwner(internals.storage.db, owner)
+      activations.set(key, activation)
+      activation.catch(() => activations.delete(key))
+    }
+    return activation
+  }
+
+  const runExecution = async (owner: OwnerPlacement, executionId: string) => {
+    const entry: LiveRun = { control: undefined, rerun: false }
+    live.set(executionId, entry)
+    let outcome: PassOutcome | undefined
+    try {
+      for (;;) {
+        const activation = await activate(owner)
+        if (activation === undefined) break
+        outcome = await runPass(services, owner, executionId, activation, (control) => {
+          entry.control = control
+        })
+        if (outcome.kind === "abandoned") {
+          log.debug("pass abandoned", { executionId, reason: outcome.reason })
+          if (outcome.reason.includes("StaleGeneration")) activations.delete(ownerKeyOf(owner))
+        }
+        if (outcome.kind !== "suspended" || !entry.rerun || draining) break
+        entry.rerun = false
+      }
+    } catch (error) {
+      log.error("pass failed; its timer resumes it", { executionId, error: String(error) })
+    } finally {
+      live.delete(executionId)
+    }
+    if (outcome?.kind === "suspended" && outcome.dueAtMs !== null) {
+      pollAt(Date.now() + Math.max(0, outcome.dueAtMs - services.now()))
+    }
+    poll()
+  }
+
+  const relayStart = async (row: ClaimedRow) => {
+    const staged = decodeJson(row.payload!) as StagedStart
+    const workflow = owners.get(staged.ownerType)?.workflows[staged.workflow]
+    if (workflow === undefined) {
+      log.warn("staged start names a workflow this runner does not know; left for another runner", {
+        executionId: staged.executionId,
+      })
+      return
+    }
+    const owner = {
+      tenant: row.tenant,
+      ownerType: staged.ownerType,
+      ownerId: staged.ownerId,
+    }
+    const placement = placeOwner(owner)
+    await internals.storage.db.transaction().execute(async (tx) => {
+      await startInTransaction(internals, tx, {
+        owner: placement,
+        workflow,
+        executionId: staged.executionId,
+        key: staged.key,
+        input: encodeJson(staged.input),
+        caller: JSON.stringify(staged.caller),
+      })
+      await deleteClaimed(tx, row)
+    })
+    internals.wakeups.wakeBucket(placement.bucket)
+  }
+
+  const dispatch = (row: ClaimedRow) => {
+    if (row.kind === "start") {
+      track(
+        relayStart(row).catch((error) =>
+          log.error("relaying a staged start failed; it is retried", {
+            id: row.id,
+            error: String(error),
+          }),
+        ),
+      )
+      return
+    }
+    const existing = live.get(row.id)
+    if (existing !== undefined) {
+      existing.rerun = true
+      existing.control?.wake()
+      return
+    }
+    const owner: OwnerPlacement = {
+      tenant: row.tenant,
+      ownerType: row.ownerType,
+      ownerId: row.ownerId,
+      routingKey: row.routingKey,
+      bucket: row.bucket,
+    }
+    track(runExecution(owner, row.id))
+  }
+
+  const poll = () => {
+    if (draining) return
+    if (polling) {
+      pollAgain = true
+      return
+    }
+    polling = true
+    const run = async () => {
+      do {
+        pollAgain = false
+        const free = Math.max(0, concurrency - live.size)
+        const claimed =
+          free === 0
+            ? []
+            : await claimDue(internals.storage.db, internals.clock, ALL_BUCKETS, free, recoveryMs)
+        for (const row of claimed) dispatch(row)
+        if (claimed.length === free && free > 0) pollAgain = true
+        if (claimed.length === 0 && !pollAgain) {
+          const due = await nextDue(internals.storage.db, ALL_BUCKETS)
+          if (due !== null) pollAt(Date.now() + Math.max(0, due - services.now()))
+        }
+      } while (pollAgain && !draining)
+    }
+    track(
+      run()
+        .catch((error) => {
+          if (!draining) log.error("poll failed", { error: String(error) })
+        })
+        .finally(() => {
+          polling = false
+          if (!draining) pollAt(Date.now() + pollMs)
+        }),
+    )
+  }
+
+  const stopBucketWakeups = internals.wakeups.onBucket(() => poll())
+  const stopListening = await internals.storage.listen(WAKE_CHANNEL, () => poll())
+  log.info("runner started", {
+    workflows: [...implementations.keys()],
+    backend: internals.storage.backend,
+  })
+  poll()
+
+  const drain = async () => {
+    if (draining) return
+    draining = true
+    if (pollTimer !== undefined) clearTimeout(pollTimer)
+    stopBucketWakeups()
+    for (const run of live.values()) run.control?.abandon("runner draining")
+    while (running.size > 0) await Promise.allSettled([...running])
+    log.info("runner drained")
+  }
+
+  return {
+    id,
+    get live() {
+      return live.size
+    },
+    drain,
+    close: async () => {
+      await drain()
+      await stopListening()
+    },
+    poll,
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Time is the database's: every timestamp akter writes comes from `akter.now_ms(offset)`, so runners
+ * on different machines agree. The offset is the runtime's controllable clock — zero in production,
+ * advanced by `akter/testing` — and is passed with every statement rather than stored anywhere.
+ */
+import { sql, type RawBuilder } from "kysely"
+import type { Queryable } from "./database.js"
+
+export interface DatabaseClock {
+  /** Added to the database's clock in every statement; only tests move it. */
+  offsetMs: number
+  /** Database time minus local time, measured at open: lets a runner estimate `now` without a query. */
+  skewMs: number
+}
+
+export const makeClock = (): DatabaseClock => ({ offsetMs: 0, skewMs: 0 })
+
+/** The database's `now` in epoch milliseconds, as an SQL expression. */
+export const nowMs = (clock: DatabaseClock): RawBuilder<number> =>
+  sql<number>`akter.now_ms(${clock.offsetMs}::bigint)`
+
+/** Measures the skew between this process and the database. */
+export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<void> => {
+  const before = Date.now()
+  const { rows } = await sql<{ now: number }>`SELECT akter.now_ms(0) AS now`.execute(db)
+  const after = Date.now()
+  clock.skewMs = rows[0]!.now - Math.round((before + after) / 2)
+}
+
+/** The local estimate of the database's `now` (offset included), good to a few milliseconds. */
+export const estimatedNow = (clock: DatabaseClock): number =>
+  Date.now() + clock.skewMs + clock.offsetMs

@@ -1,0 +1,148 @@
+/**
+ * The kysely view of akter's tables (migrations/ are the truth; this mirrors them). `bigint` columns
+ * are read as JavaScript numbers: every one holds epoch milliseconds, a sequence or a counter, far
+ * below 2^53. The routing key is the exception — it uses all 64 bits — so it is written as a decimal
+ * string and never read back as a number (queries that need it select `routing_key::text`).
+ */
+import type { ColumnType, Generated, Kysely, Transaction } from "kysely"
+
+/** A decimal string of a signed 64-bit integer. */
+export type RoutingKey = string
+
+/** Compared and written as a string; select it only as `routing_key::text` (see above). */
+type RoutingKeyColumn = RoutingKey
+
+export interface OwnersTable {
+  routing_key: RoutingKeyColumn
+  tenant: string
+  owner_type: string
+  owner_id: string
+  generation: Generated<number>
+  event_sequence: Generated<number>
+  created_at_ms: number
+}
+
+export interface EventsTable {
+  routing_key: RoutingKeyColumn
+  tenant: string
+  owner_type: string
+  owner_id: string
+  sequence: number
+  name: string
+  payload: Buffer
+  payload_version: Generated<number>
+  emitted_at_ms: number
+}
+
+export type ExecutionStatusColumn = "running" | "suspended" | "finished"
+
+export interface ExecutionsTable {
+  routing_key: RoutingKeyColumn
+  execution_id: string
+  bucket: number
+  tenant: string
+  owner_type: string
+  owner_id: string
+  workflow: string
+  execution_key: string
+  manifest_hash: string
+  input: Buffer
+  caller: string
+  event_cursor: number
+  status: ExecutionStatusColumn
+  interrupt: Generated<boolean>
+  result: Buffer | null
+  started_at_ms: number
+  finished_at_ms: number | null
+}
+
+export type StepKindColumn = "activity" | "sleep" | "wait" | "race" | "start" | "version"
+
+export interface StepsTable {
+  routing_key: RoutingKeyColumn
+  execution_id: string
+  step: string
+  attempt: number
+  kind: StepKindColumn
+  exit: Buffer | null
+  due_at_ms: number | null
+  wait_event: string | null
+  wait_after: number | null
+  scanned: number | null
+  matched: number | null
+  version: number | null
+  started_at_ms: number
+  settled_at_ms: number | null
+}
+
+export type OutboxKind = "timer" | "start"
+
+export interface OutboxTable {
+  routing_key: RoutingKeyColumn
+  kind: OutboxKind
+  id: string
+  bucket: number
+  tenant: string
+  owner_type: string
+  owner_id: string
+  due_at_ms: number
+  attempts: Generated<number>
+  payload: Buffer | null
+}
+
+export interface ManifestsTable {
+  owner_type: string
+  workflow: string
+  manifest_hash: string
+  manifest: ColumnType<unknown, string, string>
+  accepted_at_ms: number
+}
+
+export interface ReceiptsTable {
+  routing_key: RoutingKeyColumn
+  tenant: string
+  owner_type: string
+  owner_id: string
+  command_id: string
+  kind: string
+  outcome: string
+  created_at_ms: number
+}
+
+export interface RunnersTable {
+  runner_id: string
+  started_at_ms: number
+  heartbeat_at_ms: number
+  info: ColumnType<unknown, string | undefined, string>
+}
+
+export interface LeasesTable {
+  bucket: number
+  runner_id: string | null
+  epoch: Generated<number>
+  expires_at_ms: Generated<number>
+}
+
+export interface MigrationsTable {
+  name: string
+  checksum: string
+  applied_at_ms: number
+}
+
+export interface Database {
+  "akter.owners": OwnersTable
+  "akter.events": EventsTable
+  "akter.executions": ExecutionsTable
+  "akter.steps": StepsTable
+  "akter.outbox": OutboxTable
+  "akter.manifests": ManifestsTable
+  "akter.receipts": ReceiptsTable
+  "akter.runners": RunnersTable
+  "akter.leases": LeasesTable
+  "akter.migrations": MigrationsTable
+}
+
+export type Db = Kysely<Database>
+export type Tx = Transaction<Database>
+/** Either the database or a transaction on it: queries that run in both take this. */
+export type Queryable = Db | Tx

@@ -1,0 +1,46 @@
+/**
+ * Statements on `akter.manifests`: every workflow manifest an execution started under or a runner
+ * accepted, by compatibility hash, so a runner can judge an execution started by another deployment.
+ */
+import { sql } from "kysely"
+import type { CanonicalWorkflow } from "../model/canonicalManifest.js"
+import { canonicalJson } from "../model/canonicalJson.js"
+import type { Queryable, Tx } from "./database.js"
+
+/**
+ * Stores the manifest an execution starts under (accepted time 0 unless a runner accepted it), so
+ * the manifest outlives any retention of older rows while the execution is open.
+ */
+export const recordStartManifest = async (
+  tx: Tx,
+  workflow: CanonicalWorkflow,
+  hash: string,
+): Promise<void> => {
+  await sql`
+    INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
+    VALUES (${workflow.owner}, ${workflow.workflow}, ${hash}, ${canonicalJson(workflow)}::jsonb, 0)
+    ON CONFLICT DO NOTHING`.execute(tx)
+}
+
+export interface StoredManifest {
+  readonly manifest: CanonicalWorkflow
+  readonly acceptedAtMs: number
+}
+
+export const readManifest = async (
+  db: Queryable,
+  ownerType: string,
+  workflow: string,
+  hash: string,
+): Promise<StoredManifest | undefined> => {
+  const row = await db
+    .selectFrom("akter.manifests")
+    .select(["manifest", "accepted_at_ms"])
+    .where("owner_type", "=", ownerType)
+    .where("workflow", "=", workflow)
+    .where("manifest_hash", "=", hash)
+    .executeTakeFirst()
+  return row === undefined
+    ? undefined
+    : { manifest: row.manifest as CanonicalWorkflow, acceptedAtMs: row.accepted_at_ms }
+}

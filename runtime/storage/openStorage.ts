@@ -1,0 +1,122 @@
+/**
+ * Opens akter's database: Postgres from a connection string, or PGlite (embedded Postgres) in a
+ * data directory or in memory. Both go through node-postgres' Pool — PGlite through its own
+ * node-postgres adapter, with a pool of one connection because PGlite is a single session — so
+ * every query, transaction and type parser is the same code on both backends.
+ */
+import { mkdirSync } from "node:fs"
+import { PGlite } from "@electric-sql/pglite"
+import { createPgConfig } from "@electric-sql/pglite/node-postgres"
+import { Kysely, PostgresDialect } from "kysely"
+import pg from "pg"
+import type { Database, Db } from "./database.js"
+
+export type Backend = "postgres" | "pglite"
+
+export interface StorageOptions {
+  /** `postgres://…`; absent: PGlite. */
+  readonly databaseUrl?: string
+  /** PGlite data directory, or `"memory"`. Default `.akter/pglite`. */
+  readonly dataDir?: string
+  /** Largest number of pooled Postgres connections (default 10). */
+  readonly poolSize?: number
+}
+
+export interface Storage {
+  readonly backend: Backend
+  readonly db: Db
+  /** Statements sent and transactions committed since open: what bench/ reports per step. */
+  readonly counters: StatementCounters
+  /**
+   * Subscribes to a NOTIFY channel on a dedicated connection (Postgres only; on PGlite every
+   * writer lives in this process and wakes runners directly).
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>
+  close(): Promise<void>
+}
+
+export interface StatementCounters {
+  statements: number
+  commits: number
+}
+
+const INT8_OID = 20
+
+/** bigint columns hold milliseconds, sequences and counters: numbers, not strings. */
+const types = {
+  getTypeParser: (oid: number, format?: "text" | "binary") =>
+    oid === INT8_OID
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format ?? "text"),
+}
+
+const countStatements = (pool: pg.Pool, counters: StatementCounters) => {
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    let inTransaction = false
+    ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      counters.statements += 1
+      const first = args[0]
+      const text = typeof first === "string" ? first : (first as { text?: string } | null)?.text
+      const verb = text?.trimStart().slice(0, 8).toLowerCase() ?? ""
+      if (verb.startsWith("begin")) inTransaction = true
+      else if (verb.startsWith("commit")) {
+        inTransaction = false
+        counters.commits += 1
+      } else if (verb.startsWith("rollback")) inTransaction = false
+      else if (!inTransaction) counters.commits += 1
+      return query(...args)
+    }
+  })
+}
+
+const openPostgres = (url: string, poolSize: number): Storage => {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, types })
+  const counters: StatementCounters = { statements: 0, commits: 0 }
+  countStatements(pool, counters)
+  // A connection that dies while idle (a restarted server) must not crash the process.
+  pool.on("error", () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    backend: "postgres",
+    db,
+    counters,
+    listen: async (channel, onPayload) => {
+      const client = new pg.Client({ connectionString: url, types })
+      client.on("error", () => {})
+      await client.connect()
+      client.on("notification", (message) => {
+        if (message.channel === channel) onPayload(message.payload ?? "")
+      })
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)
+      return async () => {
+        await client.end().catch(() => {})
+      }
+    },
+    close: () => db.destroy(),
+  }
+}
+
+const openPglite = async (dataDir: string): Promise<Storage> => {
+  if (dataDir !== "memory") mkdirSync(dataDir, { recursive: true })
+  const pglite = dataDir === "memory" ? await PGlite.create() : await PGlite.create(dataDir)
+  const pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, types } as pg.PoolConfig)
+  const counters: StatementCounters = { statements: 0, commits: 0 }
+  countStatements(pool, counters)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    backend: "pglite",
+    db,
+    counters,
+    listen: async () => async () => {},
+    close: async () => {
+      await db.destroy()
+      await pglite.close()
+    },
+  }
+}
+
+export const openStorage = async (options: StorageOptions = {}): Promise<Storage> =>
+  options.databaseUrl === undefined
+    ? openPglite(options.dataDir ?? ".akter/pglite")
+    : openPostgres(options.databaseUrl, options.poolSize ?? 10)
