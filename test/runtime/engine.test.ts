@@ -1,0 +1,513 @@
+/**
+ * Issue 2's engine acceptance, on PGlite and on Postgres: replay, retries, clocks, races,
+ * interrupts, attach, waits and their races, markers, bad input. Every test asserts what the
+ * database holds, not only what the client saw.
+ */
+import { randomUUID } from "node:crypto"
+import { sql } from "kysely"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.js"
+import { internalsOf } from "../../runtime/akter.js"
+import { encodeExecutionId } from "../../runtime/model/executionId.js"
+import { InvalidPayload } from "../../runtime/errors.js"
+import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
+import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
+import { makeProbe, probeYaml, type Probe } from "./probeWorkflows.js"
+
+// The client of an untyped (test) registration.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyClient = any
+
+describeEachBackend("engine", (backend) => {
+  let akter: TestAkter
+  let probe: Probe
+  let client: AnyClient
+  let drop: (() => Promise<void>) | undefined
+
+  beforeAll(async () => {
+    probe = await makeProbe()
+    if (backend === "postgres") {
+      const database = await createPostgresDatabase()
+      drop = database.drop
+      akter = await testAkter({ databaseUrl: database.url })
+    } else akter = await testAkter()
+    client = makeOwnerClient<AnyClient>(akter, probe.registration)
+  })
+
+  afterAll(async () => {
+    await akter?.close()
+    await drop?.()
+  })
+
+  const db = () => internalsOf(akter).storage.db
+  const newOwner = () => `o-${randomUUID().slice(0, 8)}`
+
+  const withRunner = async <A>(run: (runner: Runner) => Promise<A>): Promise<A> => {
+    const runner = await startRunner({ akter, workflows: probe.workflows, pollMs: 20 })
+    try {
+      return await run(runner)
+    } finally {
+      await runner.close()
+    }
+  }
+
+  const stepRows = async (executionId: string) =>
+    db()
+      .selectFrom("akter.steps")
+      .select(["step", "attempt", "kind", "exit", "due_at_ms", "matched"])
+      .where("execution_id", "=", executionId)
+      .orderBy("step")
+      .orderBy("attempt")
+      .execute()
+
+  const timerRows = async (executionId: string) =>
+    db().selectFrom("akter.outbox").select(["due_at_ms"]).where("id", "=", executionId).execute()
+
+  const executionRow = async (executionId: string) =>
+    db()
+      .selectFrom("akter.executions")
+      .select(["status", "interrupt", "workflow", "execution_key", "caller"])
+      .where("execution_id", "=", executionId)
+      .executeTakeFirst()
+
+  const waitFor = async (condition: () => boolean | Promise<boolean>, timeoutMs = 5000) => {
+    const deadline = Date.now() + timeoutMs
+    while (!(await condition())) {
+      if (Date.now() > deadline) throw new Error("condition not reached in time")
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  }
+
+  describe("replay", () => {
+    it("does not rerun a recorded activity when the execution resumes", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.replay.start(owner, { label: "a" })
+        await runUntilIdle(akter, runner)
+        expect(await run.status()).toEqual({ status: "suspended", interrupting: false })
+        expect(probe.runs.of(owner, "count")).toBe(1)
+        const before = await stepRows(run.executionId)
+        expect(before.map((r) => [r.step, r.kind, r.exit !== null])).toEqual([
+          ["count", "activity", true],
+          ["nap", "sleep", false],
+        ])
+        akter.advance("61 minutes")
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Success", value: { count: 1, after: "later" } })
+        expect(probe.runs.of(owner, "count")).toBe(1)
+        expect(probe.runs.of(owner, "after")).toBe(1)
+        expect(await stepRows(run.executionId)).toEqual([])
+        expect(await timerRows(run.executionId)).toEqual([])
+      })
+    })
+
+    it("records each retry attempt as its own row and replays the final one", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.retry.start(owner)
+        await waitFor(async () => (await executionRow(run.executionId))?.status === "suspended")
+        const rows = await stepRows(run.executionId)
+        const flaky = rows.filter((r) => r.step === "flaky")
+        expect(flaky.map((r) => r.attempt)).toEqual([1, 2, 3])
+        expect(flaky.every((r) => r.exit !== null)).toBe(true)
+        expect(flaky.map((r) => r.due_at_ms !== null)).toEqual([true, true, false])
+        expect(probe.runs.of(owner, "flaky")).toBe(3)
+        akter.advance("2 hours")
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Success", value: { attempts: 3 } })
+        expect(probe.runs.of(owner, "flaky")).toBe(3)
+      })
+    })
+
+    it("resumes a clock after a runner restart, keeping its due time across replays", async () => {
+      const owner = newOwner()
+      const run = await withRunner(async (runner) => {
+        const started = await client.replay.start(owner, { label: "clock" })
+        await runUntilIdle(akter, runner)
+        return started
+      })
+      const due = (await stepRows(run.executionId)).find((r) => r.step === "nap")!.due_at_ms
+      expect(due).not.toBeNull()
+      await withRunner(async (runner) => {
+        akter.advance("30 minutes")
+        await runUntilIdle(akter, runner)
+        expect(await run.status()).toEqual({ status: "suspended", interrupting: false })
+        expect((await stepRows(run.executionId)).find((r) => r.step === "nap")!.due_at_ms).toBe(due)
+        expect((await timerRows(run.executionId))[0]!.due_at_ms).toBe(due)
+      })
+      await withRunner(async (runner) => {
+        akter.advance("31 minutes")
+        await runUntilIdle(akter, runner)
+        expect((await run.result())._tag).toBe("Success")
+      })
+    })
+
+    it("replays a race's recorded winner without rerunning any branch", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.raced.start(owner)
+        await runUntilIdle(akter, runner)
+        const race = (await stepRows(run.executionId)).find((r) => r.step === "first")
+        expect(race?.exit).not.toBeNull()
+        expect(probe.aborted.has(owner) || probe.runs.of(owner, "slow") === 1).toBe(true)
+        akter.advance("2 hours")
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Success", value: { winner: "fast" } })
+        expect(probe.runs.of(owner, "fast")).toBe(1)
+        expect(probe.runs.of(owner, "slow")).toBe(1)
+      })
+    })
+
+    it("returns a step's first result when the body calls it twice", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.twice.start(owner)
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Success", value: { same: true } })
+        expect(probe.runs.of(owner, "count")).toBe(1)
+      })
+    })
+
+    it("dies with a clear message when the body calls a step the manifest does not declare", async () => {
+      await withRunner(async (runner) => {
+        const run = await client.undeclared.start(newOwner())
+        await runUntilIdle(akter, runner)
+        const result = await run.result()
+        expect(result._tag).toBe("Defect")
+        expect(result.message).toContain('called step "nope"')
+        expect(result.message).toContain("test/fixtures/runtime/probe.yaml does not declare")
+      })
+    })
+  })
+
+  describe("interrupt", () => {
+    it("interrupts a suspended execution: compensation runs once and Interrupt is recorded", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.compensated.start(owner, { hold: "sleep" })
+        await runUntilIdle(akter, runner)
+        expect(await run.status()).toEqual({ status: "suspended", interrupting: false })
+        await run.interrupt()
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Interrupted" })
+        expect(probe.runs.of(owner, "book")).toBe(1)
+        expect(probe.runs.of(owner, "unbook")).toBe(1)
+        await run.interrupt()
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Interrupted" })
+        expect(probe.runs.of(owner, "unbook")).toBe(1)
+        expect(await stepRows(run.executionId)).toEqual([])
+        expect(await timerRows(run.executionId)).toEqual([])
+      })
+    })
+
+    it("interrupts a running execution: the running activity is aborted, compensation runs once", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.compensated.start(owner, { hold: "block" })
+        await waitFor(() => probe.gates.entered(`${owner}/block`))
+        await run.interrupt()
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({ _tag: "Interrupted" })
+        expect(probe.aborted.has(owner)).toBe(true)
+        expect(probe.runs.of(owner, "unbook")).toBe(1)
+        await runUntilIdle(akter, runner)
+        expect(await stepRows(run.executionId)).toEqual([])
+      })
+    })
+
+    it("gives exactly one result when interrupt races completion, 20 rounds", async () => {
+      await withRunner(async (runner) => {
+        const runs = await Promise.all(
+          Array.from({ length: 20 }, async (_, round) => {
+            const owner = newOwner()
+            const run = await client.quick.start(owner, { id: `race-${round}` })
+            await new Promise((resolve) => setTimeout(resolve, round % 5))
+            await run.interrupt()
+            return run
+          }),
+        )
+        await runUntilIdle(akter, runner)
+        for (const run of runs) {
+          const first = await run.result()
+          expect(["Success", "Interrupted"]).toContain(first._tag)
+          expect(await run.result()).toEqual(first)
+          expect(await stepRows(run.executionId)).toEqual([])
+          expect(await timerRows(run.executionId)).toEqual([])
+        }
+      })
+    })
+  })
+
+  describe("start, attach and results", () => {
+    it("says unknown for an id that was never started, and gives a finished one's typed result", async () => {
+      const never = encodeExecutionId({
+        tenant: "default",
+        ownerType: "Probe",
+        ownerId: "nobody",
+        workflow: "failing",
+        key: "k",
+      })
+      expect(await client.failing.attach(never).status()).toEqual({ status: "unknown" })
+      await withRunner(async (runner) => {
+        const run = await client.failing.start(newOwner())
+        await runUntilIdle(akter, runner)
+        const result = await run.result()
+        expect(result._tag).toBe("Failure")
+        expect(result.error._tag).toBe("Refused")
+        expect(result.error).toBeInstanceOf(
+          probe.registration.workflows["failing"]!.errors["Refused"]!,
+        )
+        expect(result.error.reason).toBe("no stock")
+        const reattached = await client.failing.attach(run.executionId).status()
+        expect(reattached.status).toBe("finished")
+      })
+    })
+
+    it("runs the body once for two concurrent starts with one key", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const [one, two] = await Promise.all([
+          client.quick.start(owner, { id: "same" }),
+          client.quick.start(owner, { id: "same" }),
+        ])
+        expect(one.executionId).toBe(two.executionId)
+        await runUntilIdle(akter, runner)
+        expect(probe.runs.of(owner, "touch")).toBe(1)
+        const count = await db()
+          .selectFrom("akter.executions")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("owner_id", "=", owner)
+          .executeTakeFirst()
+        expect(Number(count?.n)).toBe(1)
+      })
+    })
+
+    it("attaches a retried start with the same command id, and makes a new execution for a new one", async () => {
+      const owner = newOwner()
+      const commandId = randomUUID()
+      const first = await client.keyless.start(owner, undefined, { commandId })
+      const retried = await client.keyless.start(owner, undefined, { commandId })
+      const other = await client.keyless.start(owner, undefined)
+      expect(retried.executionId).toBe(first.executionId)
+      expect(other.executionId).not.toBe(first.executionId)
+      await withRunner((runner) => runUntilIdle(akter, runner))
+      expect(probe.runs.of(owner, "touch")).toBe(2)
+    })
+
+    it("refuses a start whose input fails its schema, naming the field, and writes nothing", async () => {
+      const owner = newOwner()
+      const error = await client.compensated
+        .start(owner, { hold: "sideways" })
+        .catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(InvalidPayload)
+      expect((error as InvalidPayload).path).toBe("hold")
+      expect((error as InvalidPayload).message).toContain(
+        "input of Probe.compensated is invalid at hold",
+      )
+      const extra = await client.quick.start(owner, { id: "x", extra: 1 }).catch((e: unknown) => e)
+      expect((extra as InvalidPayload).message).toContain("extra")
+      const owners = await db()
+        .selectFrom("akter.owners")
+        .select("owner_id")
+        .where("owner_id", "=", owner)
+        .execute()
+      expect(owners).toEqual([])
+    })
+
+    it("starts another workflow exactly once through the outbox and records its id", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.parent.start(owner)
+        await runUntilIdle(akter, runner)
+        const result = await run.result()
+        expect(result._tag).toBe("Success")
+        const child = client.quick.attach(result.value.child)
+        expect(await child.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { id: "kid" },
+        })
+        expect(probe.runs.of("child-of-parent", "touch")).toBe(1)
+        const staged = await db()
+          .selectFrom("akter.outbox")
+          .select("id")
+          .where("kind", "=", "start")
+          .execute()
+        expect(staged).toEqual([])
+      })
+    })
+  })
+
+  describe("waits", () => {
+    it("sees an event emitted between the start and the wait's registration", async () => {
+      const owner = newOwner()
+      const run = await client.waits.start(owner, { mode: "single" })
+      await client.emit(owner, "Ping", { n: 7 })
+      await withRunner(async (runner) => {
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Success", value: { seen: [7] } })
+      })
+    })
+
+    it("ignores an event emitted before the start", async () => {
+      const owner = newOwner()
+      await client.emit(owner, "Ping", { n: 1 })
+      await withRunner(async (runner) => {
+        const run = await client.waits.start(owner, { mode: "single" })
+        await runUntilIdle(akter, runner)
+        expect(await run.status()).toEqual({ status: "suspended", interrupting: false })
+        await client.emit(owner, "Ping", { n: 2 })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { seen: [2] },
+        })
+      })
+    })
+
+    it("resolves a wait whose event is emitted while the run registers or suspends, 20 rounds", async () => {
+      await withRunner(async () => {
+        const runs = await Promise.all(
+          Array.from({ length: 20 }, async (_, round) => {
+            const owner = newOwner()
+            const run = await client.waits.start(owner, { mode: "single" })
+            await new Promise((resolve) => setTimeout(resolve, round))
+            await client.emit(owner, "Ping", { n: round })
+            return { run, round }
+          }),
+        )
+        for (const { run, round } of runs) {
+          expect(await run.result({ timeout: "10 seconds" })).toEqual({
+            _tag: "Success",
+            value: { seen: [round] },
+          })
+        }
+      })
+    })
+
+    it("resolves two sequential waits with two events", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.waits.start(owner, { mode: "sequential" })
+        await runUntilIdle(akter, runner)
+        await client.emit(owner, "Ping", { n: 1 })
+        await runUntilIdle(akter, runner)
+        await client.emit(owner, "Ping", { n: 2 })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { seen: [1, 2] },
+        })
+      })
+    })
+
+    it("resolves concurrent waits for one event with that event", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.waits.start(owner, { mode: "concurrent" })
+        await runUntilIdle(akter, runner)
+        await client.emit(owner, "Ping", { n: 5 })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { seen: [5, 5] },
+        })
+      })
+    })
+
+    it("skips events its where filter refuses", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.waits.start(owner, { mode: "filtered" })
+        await client.emit(owner, "Ping", { n: 3 })
+        await runUntilIdle(akter, runner)
+        expect(await run.status()).toEqual({ status: "suspended", interrupting: false })
+        await client.emit(owner, "Ping", { n: 4 })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { seen: [4] },
+        })
+      })
+    })
+
+    it("settles exactly once when a wait's timeout races its event, 20 rounds", async () => {
+      await withRunner(async (runner) => {
+        const rounds = await Promise.all(
+          Array.from({ length: 20 }, async (_, round) => {
+            const owner = newOwner()
+            const run = await client.timed.start(owner)
+            await new Promise((resolve) => setTimeout(resolve, 40 + (round % 5) * 5))
+            await client.emit(owner, "Ping", { n: round })
+            return run
+          }),
+        )
+        await runUntilIdle(akter, runner)
+        for (const run of rounds) {
+          const rows = (await stepRows(run.executionId)).filter((r) => r.step === "ping")
+          expect(rows).toHaveLength(1)
+          expect(rows[0]!.exit).not.toBeNull()
+        }
+        akter.advance("2 hours")
+        await runUntilIdle(akter, runner)
+        for (const run of rounds) {
+          const result = await run.result()
+          expect(result._tag).toBe("Success")
+          expect(result.value.outcome).toMatch(/^(timeout|event \d+)$/)
+        }
+      })
+    })
+  })
+
+  describe("clocks and markers", () => {
+    it("fires two concurrent clocks each at its own time", async () => {
+      const owner = newOwner()
+      await withRunner(async (runner) => {
+        const run = await client.clocks.start(owner)
+        await runUntilIdle(akter, runner)
+        akter.advance("90 seconds")
+        await runUntilIdle(akter, runner)
+        expect(probe.runs.of(owner, "stampA")).toBe(1)
+        expect(probe.runs.of(owner, "stampB")).toBe(0)
+        akter.advance("1 minute")
+        await runUntilIdle(akter, runner)
+        expect(await run.result()).toEqual({ _tag: "Success", value: { a: 1, b: 1 } })
+      })
+    })
+
+    it("reads a marker's recorded value, and 0 for an execution that started before the marker", async () => {
+      const withoutMarker = await makeProbe(
+        probeYaml.replace(/    versions:\n      fraud: \{ min: 0, current: 2 \}\n/, ""),
+      )
+      const oldClient = makeOwnerClient<AnyClient>(akter, withoutMarker.registration)
+      const before = newOwner()
+      const old = await oldClient.marked.start(before)
+      const after = newOwner()
+      await withRunner(async (runner) => {
+        const fresh = await client.marked.start(after)
+        await runUntilIdle(akter, runner)
+        await client.emit(before, "Signal", { from: "test" })
+        await client.emit(after, "Signal", { from: "test" })
+        expect(await old.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { fraud: 0 },
+        })
+        expect(await fresh.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { fraud: 2 },
+        })
+      })
+    })
+  })
+
+  it("records the starting caller and keeps it on resume", async () => {
+    const owner = newOwner()
+    const acme = makeOwnerClient<AnyClient>(akter, probe.registration, {
+      tenant: "acme",
+      subject: "ada",
+    })
+    const run = await acme.quick.start(owner, { id: "attributed" })
+    await withRunner((runner) => runUntilIdle(akter, runner))
+    const row = await executionRow(run.executionId)
+    expect(JSON.parse(row!.caller)).toEqual({ tenant: "acme", subject: "ada" })
+    const { rows } = await sql<{
+      n: number
+    }>`SELECT count(*)::int AS n FROM akter.owners WHERE owner_id = ${owner}`.execute(db())
+    expect(rows[0]!.n).toBe(1)
+  })
+})
