@@ -7,7 +7,20 @@ interface Command {
   readonly load: () => Promise<{ readonly run: (args: readonly string[]) => Promise<number> }>
 }
 
-const commands: Readonly<Record<string, Command>> = {}
+const commands: Readonly<Record<string, Command>> = {
+  validate: {
+    summary: "check the manifests and print every problem, located",
+    load: () => import("./validate.js"),
+  },
+  generate: {
+    summary: "write the typed SDK of the manifests (--check: is it fresh? --watch: keep it fresh)",
+    load: () => import("./generate.js"),
+  },
+  hash: {
+    summary: "print the manifest hash and every workflow fingerprint",
+    load: () => import("./hash.js"),
+  },
+}
 
 const usage = (): string => {
   const width = Math.max(0, ...Object.keys(commands).map((name) => name.length))

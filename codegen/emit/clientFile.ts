@@ -1,0 +1,112 @@
+/**
+ * Emits an owner's client.ts: the error union of each workflow, the Promise and Effect client
+ * interfaces, and the two functions that build them over the runtime's client base.
+ */
+import { generatedTypeNames } from "../manifest/names.js"
+import { workflowErrorName } from "./names.js"
+import type { OwnerPlan, WorkflowPlan } from "./ownerPlan.js"
+import { ModuleBuilder, unionType } from "./writer.js"
+
+/** Every name an owner's client.ts declares. */
+export const clientFileNames = (plan: OwnerPlan): string[] => [
+  ...plan.workflows.map((workflow) => workflowErrorName(workflow.name)),
+  generatedTypeNames.ownerClient(plan.owner),
+  generatedTypeNames.ownerEffectClient(plan.owner),
+  "client",
+  "effectClient",
+]
+
+const startExample = (plan: OwnerPlan, clientName: string): string[] => {
+  const workflow = plan.workflows[0]
+  if (workflow === undefined) {
+    return [
+      `const ${clientName} = ${plan.owner}.client(akter)`,
+      `await ${clientName}.emit(ownerId, "Event", payload)`,
+    ]
+  }
+  const input = workflow.input === null ? "" : ", input"
+  return [
+    `const ${clientName} = ${plan.owner}.client(akter)`,
+    `const execution = await ${clientName}.${workflow.name}.start(ownerId${input})`,
+    "const result = await execution.result()",
+  ]
+}
+
+const workflowDocs = (plan: OwnerPlan, workflow: WorkflowPlan): string =>
+  [`Workflow \`${workflow.name}\` of ${plan.source.file}.`, workflow.decl.description]
+    .filter((part) => part !== undefined)
+    .join(" ")
+
+export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
+  const module = new ModuleBuilder(
+    `${plan.folder}/client.ts`,
+    { source: plan.source.file, hash: plan.hash },
+    clientFileNames(plan),
+  )
+  const akterType = (name: string) => module.importType("akter", name, `Akter${name}`)
+  const ownType = (name: string) => module.importType("./types.js", name, `${plan.owner}${name}`)
+  const registration = module.importValue("./registration.js", "registration", "ownerRegistration")
+
+  for (const workflow of plan.workflows) {
+    module.typeAlias(
+      workflowErrorName(workflow.name),
+      unionType(Object.keys(workflow.decl.errors).map(ownType)),
+      `Errors workflow \`${workflow.name}\` declares: what the result of an execution that failed carries.`,
+    )
+  }
+  const events = ownType(generatedTypeNames.ownerEvents(plan.owner))
+  const typeArguments = (workflow: WorkflowPlan) =>
+    [
+      workflow.input === null ? "void" : ownType(workflow.input.name),
+      workflow.output === null ? "void" : ownType(workflow.output.name),
+      workflowErrorName(workflow.name),
+    ].join(", ")
+  const emitDocs = `Appends an event to an ${plan.owner}'s log, where the waits of its executions see it. The payload is validated before anything is written.`
+
+  module.interface(generatedTypeNames.ownerClient(plan.owner), {
+    docs: `Starts and attaches to \`${plan.owner}\` workflows and emits \`${plan.owner}\` events, with Promises.`,
+    properties: [
+      ...plan.workflows.map((workflow) => ({
+        name: workflow.name,
+        type: `${akterType("WorkflowClient")}<${typeArguments(workflow)}>`,
+        docs: workflowDocs(plan, workflow),
+      })),
+      { name: "emit", type: `${akterType("EmitFunction")}<${events}>`, docs: emitDocs },
+    ],
+  })
+  module.interface(generatedTypeNames.ownerEffectClient(plan.owner), {
+    docs: `The same surface as {@link ${generatedTypeNames.ownerClient(plan.owner)}}, returning Effects with typed failures.`,
+    properties: [
+      ...plan.workflows.map((workflow) => ({
+        name: workflow.name,
+        type: `${akterType("EffectWorkflowClient")}<${typeArguments(workflow)}>`,
+        docs: workflowDocs(plan, workflow),
+      })),
+      { name: "emit", type: `${akterType("EffectEmitFunction")}<${events}>`, docs: emitDocs },
+    ],
+  })
+
+  const akter = akterType("Akter")
+  const caller = akterType("Caller")
+  const lower = plan.folder
+  module.constant(
+    "client",
+    `(akter: ${akter}, caller?: ${caller}): ${generatedTypeNames.ownerClient(plan.owner)} => ${module.importValue("akter", "makeOwnerClient", "akterMakeOwnerClient")}<${generatedTypeNames.ownerClient(plan.owner)}>(akter, ${registration}, caller)`,
+    {
+      docs: [
+        `The Promise client of owner \`${plan.owner}\`, acting for \`caller\` (default: the default tenant).`,
+        "",
+        "@example",
+        ...startExample(plan, `${lower}s`),
+      ].join("\n"),
+    },
+  )
+  module.constant(
+    "effectClient",
+    `(akter: ${akter}, caller?: ${caller}): ${generatedTypeNames.ownerEffectClient(plan.owner)} => ${module.importValue("akter", "makeEffectOwnerClient", "akterMakeEffectOwnerClient")}<${generatedTypeNames.ownerEffectClient(plan.owner)}>(akter, ${registration}, caller)`,
+    {
+      docs: `The Effect client of owner \`${plan.owner}\`, acting for \`caller\` (default: the default tenant).`,
+    },
+  )
+  return module
+}

@@ -1,0 +1,163 @@
+/**
+ * Emits an owner's registration.ts: the canonical manifest as a literal, its hashes, the strict
+ * schemas of event payloads and inputs, the error classes, and each step's settings that are not
+ * replay-relevant (retry policies, timeouts, default durations). `defineOwner` recomputes every hash
+ * when the module loads, so the runtime trusts nothing it did not check.
+ */
+import { workflowHashes } from "../../runtime/model/canonicalManifest.js"
+import { canonicalLiteral } from "./canonicalLiteral.js"
+import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
+import type { ProjectPlan } from "./projectPlan.js"
+import {
+  dataLiteral,
+  ModuleBuilder,
+  numberLiteral,
+  objectLiteral,
+  stringLiteral,
+} from "./writer.js"
+
+const REGISTRATION = "registration"
+const CANONICAL = "canonical"
+
+/** Imports what registration.ts refers to, by the name it can use. */
+interface RegistrationImports {
+  /** A schema or error class of this owner's types.ts. */
+  own(name: string): string
+  /** A schema of another owner's types.ts (`start` steps pass the target's input). */
+  foreign(owner: OwnerPlan, name: string): string
+}
+
+const stepSettings = (
+  plan: StepPlan,
+  project: ProjectPlan,
+  self: OwnerPlan,
+  imports: RegistrationImports,
+): string => {
+  const { decl } = plan
+  const settings: (readonly [string, string])[] = []
+  switch (decl.kind) {
+    case "activity":
+      if (plan.input !== null) settings.push(["input", imports.own(plan.input.schema)])
+      if (decl.retry !== null) {
+        settings.push([
+          "retry",
+          objectLiteral([
+            ["attempts", numberLiteral(decl.retry.attempts)],
+            ["initialMs", numberLiteral(decl.retry.initialMs)],
+            ["factor", numberLiteral(decl.retry.factor)],
+            ["maxMs", numberLiteral(decl.retry.maxMs)],
+          ]),
+        ])
+      }
+      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberLiteral(decl.timeoutMs)])
+      break
+    case "sleep":
+      if (decl.durationMs !== null) settings.push(["durationMs", numberLiteral(decl.durationMs)])
+      break
+    case "wait":
+      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberLiteral(decl.timeoutMs)])
+      break
+    case "start": {
+      const target = project.startTarget(decl)
+      if (target === undefined) {
+        throw new Error(
+          `start step ${plan.name} names ${decl.owner}.${decl.workflow}, which no manifest declares`,
+        )
+      }
+      const input = target.workflow.input
+      if (input !== null) {
+        settings.push([
+          "input",
+          target.owner === self
+            ? imports.own(input.schema)
+            : imports.foreign(target.owner, input.schema),
+        ])
+      }
+      break
+    }
+    case "race":
+      break
+  }
+  return objectLiteral(settings)
+}
+
+const workflowRegistration = (
+  workflow: WorkflowPlan,
+  owner: OwnerPlan,
+  project: ProjectPlan,
+  imports: RegistrationImports,
+): string => {
+  const canonical = owner.canonical.workflows[workflow.name]!
+  const entries: (readonly [string, string])[] = [
+    ["hashes", dataLiteral(workflowHashes(canonical))],
+    ["key", workflow.decl.key === null ? "null" : stringLiteral(workflow.decl.key)],
+  ]
+  if (workflow.input !== null) entries.push(["input", imports.own(workflow.input.schema)])
+  entries.push([
+    "errors",
+    objectLiteral(Object.keys(workflow.decl.errors).map((name) => [name, imports.own(name)])),
+  ])
+  entries.push([
+    "steps",
+    objectLiteral(
+      workflow.steps.map((step) => [step.name, stepSettings(step, project, owner, imports)]),
+    ),
+  ])
+  return objectLiteral(entries)
+}
+
+export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): ModuleBuilder => {
+  const module = new ModuleBuilder(
+    `${plan.folder}/registration.ts`,
+    { source: plan.source.file, hash: plan.hash },
+    [REGISTRATION, CANONICAL],
+  )
+  const defineOwner = module.importValue("akter", "defineOwner", "akterDefineOwner")
+  const canonicalOwner = module.importType("akter", "CanonicalOwner", "AkterCanonicalOwner")
+  const imports: RegistrationImports = {
+    own: (name) => module.importValue("./types.js", name, `${plan.owner}${name}`),
+    foreign: (owner, name) =>
+      module.importValue(`../${owner.folder}/types.js`, name, `${owner.owner}${name}`),
+  }
+  const canonical = canonicalLiteral(plan)
+  if (canonical.shared.length > 0) {
+    const typeNode = module.importType("akter", "TypeNode", "AkterTypeNode")
+    for (const shared of canonical.shared) {
+      module.constant(shared.name, shared.literal, {
+        type: typeNode,
+        exported: false,
+        docs: shared.docs,
+      })
+    }
+  }
+  module.constant(CANONICAL, canonical.literal, {
+    type: canonicalOwner,
+    exported: false,
+    docs: `The replay-relevant projection of ${plan.source.file}, which every hash below is computed over.`,
+  })
+  const registration = objectLiteral([
+    ["source", stringLiteral(plan.source.file)],
+    ["hash", stringLiteral(plan.hash)],
+    [CANONICAL, CANONICAL],
+    [
+      "events",
+      objectLiteral(plan.events.map((event) => [event.event, imports.own(event.payload.schema)])),
+    ],
+    [
+      "workflows",
+      objectLiteral(
+        plan.workflows.map((workflow) => [
+          workflow.name,
+          workflowRegistration(workflow, plan, project, imports),
+        ]),
+      ),
+    ],
+  ])
+  module.constant(REGISTRATION, `${defineOwner}(${registration})`, {
+    docs: [
+      `Everything the runtime needs about owner \`${plan.owner}\`: hashes, schemas, error classes and step settings.`,
+      "`defineOwner` recomputes every hash from `canonical` when this module loads and refuses a registration that does not match its manifest.",
+    ].join("\n\n"),
+  })
+  return module
+}
