@@ -20,6 +20,10 @@ const commands: Readonly<Record<string, Command>> = {
     summary: "print the manifest hash and every workflow fingerprint",
     load: () => import("./hash.js"),
   },
+  run: {
+    summary: "serve the workflow implementations a module exports, until SIGTERM",
+    load: () => import("./run.js"),
+  },
 }
 
 const usage = (): string => {
