@@ -55,9 +55,9 @@ export const workflows = [
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     body: (_: never, wf: any) =>
       Effect.gen(function* () {
-        yield* wf.before()
-        yield* wf.nap()
-        const after = yield* wf.after()
+        yield* wf.before() as Effect.Effect<unknown>
+        yield* wf.nap() as Effect.Effect<void>
+        const after = yield* wf.after() as Effect.Effect<{ key: string }>
         return { done: after.key }
       }),
   }),
