@@ -180,3 +180,37 @@ export class UndeclaredStep extends Data.TaggedError("UndeclaredStep")<{
     })
   }
 }
+
+/**
+ * A runner's manifests cannot replay some open executions, so it refused to start and recorded
+ * nothing. One line per problem: owner type and workflow (or event), rule, how many open executions
+ * it concerns and when the oldest started.
+ */
+export class IncompatibleDeployment extends Data.TaggedError("IncompatibleDeployment")<{
+  readonly problems: readonly import("./compatibility/finding.js").Finding[]
+  readonly message: string
+}> {
+  constructor(problems: readonly import("./compatibility/finding.js").Finding[]) {
+    const lines = problems.map((problem) => {
+      const subject =
+        problem.workflow !== undefined
+          ? `${problem.owner}.${problem.workflow}`
+          : problem.event !== undefined
+            ? `${problem.owner} event ${problem.event}`
+            : problem.owner
+      const open =
+        problem.open === undefined
+          ? "open executions"
+          : `${problem.open.count} open execution${problem.open.count === 1 ? "" : "s"}, oldest started ${new Date(problem.open.oldestStartedAtMs).toISOString()}`
+      return `  ${subject}  ${problem.rule}  ${open}: ${problem.message}`
+    })
+    super({
+      problems,
+      message: [
+        "this runner's manifests cannot replay open executions; it refused to start and recorded nothing:",
+        ...lines,
+        "deploy a build that still declares what they recorded, or let them finish first (`akter check --database-url` lists them, with the fix for each rule)",
+      ].join("\n"),
+    })
+  }
+}

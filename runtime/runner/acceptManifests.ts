@@ -1,48 +1,105 @@
 /**
- * Startup acceptance: a runner records the manifests it runs as accepted, each with an accepted
- * time strictly later than any earlier acceptance of that workflow, so the newest deployment is
- * always the most recently accepted and an execution started by a newer deployment is recognized
- * as such. Serialized across runners by an advisory lock.
+ * Startup acceptance (DESIGN §7): before a runner serves, it checks its manifests against the open
+ * executions of its owner types and refuses to start when it could not replay some; otherwise it
+ * records its manifests as accepted, each with an accepted time strictly later than any earlier
+ * acceptance of that workflow, so the newest deployment is always the most recently accepted and an
+ * execution started by a newer deployment is recognized as such. Runners starting together are
+ * serialized by an advisory lock, so two deployments never both pass a check the other would fail.
  */
 import { sql } from "kysely"
 import type { AkterInternals } from "../akter.js"
+import { IncompatibleDeployment } from "../errors.js"
+import type { CanonicalOwner } from "../model/canonicalManifest.js"
 import { canonicalJson } from "../model/canonicalJson.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { nowMs } from "../storage/clock.js"
+import type { Tx } from "../storage/database.js"
+import {
+  nothingChanged,
+  readLatestAccepted,
+  readManifestsInUse,
+  readOpenExecutions,
+  servedOwners,
+  startupProblems,
+  workflowKey,
+  type LatestAccepted,
+} from "./startupCheck.js"
 
 const ACCEPTANCE_LOCK = 4_242_002
 
-/** Records the runner's manifests as accepted; returns each workflow's accepted time. */
+/**
+ * Records a workflow's manifest as accepted at `GREATEST(now, latest + 1)`: the accepted times of a
+ * workflow only grow, so the deployment accepted last is the newest, even across clock skew.
+ */
+const recordAccepted = async (
+  tx: Tx,
+  internals: AkterInternals,
+  workflow: WorkflowRegistration,
+  latest: LatestAccepted | undefined,
+): Promise<number> => {
+  const { rows } = await sql<{ accepted_at_ms: number }>`
+    INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
+    VALUES (${workflow.owner}, ${workflow.name}, ${workflow.hashes.compatibility},
+      ${canonicalJson(workflow.canonical)}::jsonb,
+      GREATEST(${nowMs(internals.clock)}, ${(latest?.acceptedAtMs ?? 0) + 1}::bigint))
+    ON CONFLICT (owner_type, workflow, manifest_hash)
+      DO UPDATE SET accepted_at_ms = EXCLUDED.accepted_at_ms
+    RETURNING accepted_at_ms`.execute(tx)
+  return rows[0]!.accepted_at_ms
+}
+
+/**
+ * Checks the runner's manifests against the open executions of its owner types and records them as
+ * accepted; returns each workflow's accepted time, keyed `Owner/workflow`. Throws
+ * `IncompatibleDeployment`, recording nothing, when some open execution could not be replayed.
+ *
+ * Pass `owners` (the registrations of the owner types served) so that open executions of a workflow
+ * the manifests no longer declare refuse the start too; without them only the served workflows' own
+ * executions are judged.
+ *
+ * When every served workflow was last accepted under the runner's own manifest and every open
+ * execution uses a manifest the runner has, nothing changed since a runner of this build accepted
+ * them: the full check is skipped (two reads instead of five, none of them of recorded steps).
+ *
+ * @example
+ * const acceptedAt = await acceptManifests(internals, [registration.workflows.fulfill], [registration])
+ */
 export const acceptManifests = async (
   internals: AkterInternals,
   workflows: readonly WorkflowRegistration[],
+  owners?: readonly { readonly owner: string; readonly canonical: CanonicalOwner }[],
 ): Promise<Map<string, number>> =>
   internals.storage.db.transaction().execute(async (tx) => {
     await sql`SELECT pg_advisory_xact_lock(${ACCEPTANCE_LOCK})`.execute(tx)
+    const ownerTypes = [...new Set(workflows.map((workflow) => workflow.owner))].sort()
+    const latest = await readLatestAccepted(tx, ownerTypes)
+    const inUse = await readManifestsInUse(tx, ownerTypes)
     const accepted = new Map<string, number>()
-    for (const workflow of workflows) {
-      const hash = workflow.hashes.compatibility
-      const latest = await tx
-        .selectFrom("akter.manifests")
-        .select(["manifest_hash", "accepted_at_ms"])
-        .where("owner_type", "=", workflow.owner)
-        .where("workflow", "=", workflow.name)
-        .orderBy("accepted_at_ms", "desc")
-        .orderBy("manifest_hash")
-        .limit(1)
-        .executeTakeFirst()
-      if (latest?.manifest_hash === hash) {
-        accepted.set(`${workflow.owner}/${workflow.name}`, latest.accepted_at_ms)
-        continue
+    if (nothingChanged(workflows, latest, inUse)) {
+      for (const workflow of workflows) {
+        const key = workflowKey(workflow.owner, workflow.name)
+        accepted.set(key, latest.get(key)!.acceptedAtMs)
       }
-      const { rows } = await sql<{ accepted_at_ms: number }>`
-        INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
-        VALUES (${workflow.owner}, ${workflow.name}, ${hash}, ${canonicalJson(workflow.canonical)}::jsonb,
-          GREATEST(${nowMs(internals.clock)}, ${(latest?.accepted_at_ms ?? 0) + 1}::bigint))
-        ON CONFLICT (owner_type, workflow, manifest_hash)
-          DO UPDATE SET accepted_at_ms = EXCLUDED.accepted_at_ms
-        RETURNING accepted_at_ms`.execute(tx)
-      accepted.set(`${workflow.owner}/${workflow.name}`, rows[0]!.accepted_at_ms)
+      internals.log.debug("manifests unchanged since their last acceptance", {
+        workflows: [...accepted.keys()],
+      })
+      return accepted
     }
+    const served = servedOwners(workflows, owners)
+    const problems = startupProblems(await readOpenExecutions(tx, ownerTypes), served, workflows)
+    if (problems.length > 0) throw new IncompatibleDeployment(problems)
+    for (const workflow of workflows) {
+      const key = workflowKey(workflow.owner, workflow.name)
+      const previous = latest.get(key)
+      accepted.set(
+        key,
+        previous !== undefined &&
+          previous.acceptedAtMs > 0 &&
+          previous.hash === workflow.hashes.compatibility
+          ? previous.acceptedAtMs
+          : await recordAccepted(tx, internals, workflow, previous),
+      )
+    }
+    internals.log.info("manifests accepted", { workflows: [...accepted.keys()] })
     return accepted
   })
