@@ -28,6 +28,8 @@ const spec = {
     concurrency: { type: "string" },
     "poll-ms": { type: "string" },
     "recovery-ms": { type: "string" },
+    "lease-ms": { type: "string" },
+    "pool-size": { type: "string" },
   },
   optionHelp: [
     ["MODULE | --app MODULE", "module exporting `workflows` (and optionally `registrations`)"],
@@ -91,13 +93,16 @@ export const run = (args: readonly string[]): Promise<number> =>
     if (options.app === undefined) throw new UsageError("name the module that exports `workflows`")
     const app = await loadApp(options.app)
     const databaseUrl = options["database-url"] ?? process.env["DATABASE_URL"]
-    const akter = await createAkter({
-      ...(databaseUrl === undefined ? {} : { databaseUrl }),
-      ...(options["data-dir"] === undefined ? {} : { dataDir: options["data-dir"] }),
-    })
     const concurrency = positiveInteger("concurrency", options.concurrency)
     const pollMs = positiveInteger("poll-ms", options["poll-ms"])
     const recoveryMs = positiveInteger("recovery-ms", options["recovery-ms"])
+    const leaseMs = positiveInteger("lease-ms", options["lease-ms"])
+    const poolSize = positiveInteger("pool-size", options["pool-size"])
+    const akter = await createAkter({
+      ...(databaseUrl === undefined ? {} : { databaseUrl }),
+      ...(options["data-dir"] === undefined ? {} : { dataDir: options["data-dir"] }),
+      ...(poolSize === undefined ? {} : { poolSize }),
+    })
     const runner = await startRunner({
       akter,
       workflows: app.workflows,
@@ -105,6 +110,7 @@ export const run = (args: readonly string[]): Promise<number> =>
       ...(concurrency === undefined ? {} : { concurrency }),
       ...(pollMs === undefined ? {} : { pollMs }),
       ...(recoveryMs === undefined ? {} : { recoveryMs }),
+      ...(leaseMs === undefined ? {} : { leaseMs }),
     })
     await new Promise<void>((resolve) => {
       const stop = () => resolve()

@@ -15,7 +15,7 @@ import { armTimersNow } from "../outbox/outboxStore.js"
 import { notifyBucket } from "../outbox/wakeups.js"
 import type { EmitOptions, EmitReceipt } from "./clientApi.js"
 import { encodePayload } from "./payloads.js"
-import { checkOwnerId } from "./ownerIds.js"
+import { checkCommandId, checkOwnerId } from "./ownerIds.js"
 import { claimReceipt, completeReceipt } from "./receiptStore.js"
 
 export const emitEvent = async (
@@ -39,6 +39,9 @@ export const emitEvent = async (
   )
   if (!("stored" in encoded)) throw encoded
   const owner = placeOwner({ tenant: caller.tenant, ownerType: registration.owner, ownerId })
+  const invalidCommand =
+    options.commandId === undefined ? undefined : checkCommandId(options.commandId)
+  if (invalidCommand !== undefined) throw invalidCommand
   const commandId = options.commandId ?? randomUUID()
   const { clock } = internals
   const sequence = await internals.storage.db.transaction().execute(async (tx) => {

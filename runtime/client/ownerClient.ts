@@ -38,7 +38,7 @@ import {
   type ResolvedExecution,
 } from "./executionResults.js"
 import { interruptExecution } from "./interruptExecution.js"
-import { checkOwnerId } from "./ownerIds.js"
+import { checkCommandId, checkOwnerId, checkTenant } from "./ownerIds.js"
 import { encodePayload } from "./payloads.js"
 import { startExecution } from "./startExecution.js"
 import { z } from "zod"
@@ -88,6 +88,9 @@ const startWorkflow = async (
     internals.maxPayloadBytes,
   )
   if (!("stored" in encoded)) throw encoded
+  const invalidCommand =
+    options.commandId === undefined ? undefined : checkCommandId(options.commandId)
+  if (invalidCommand !== undefined) throw invalidCommand
   const commandId = options.commandId ?? randomUUID()
   const key = executionKeyOf(workflow, encoded.value, commandId)
   const invalidKey = checkExecutionKey(key)
@@ -134,6 +137,8 @@ export const makeOwnerClient = <Client>(
   caller: Caller = defaultCaller,
 ): Client => {
   const internals = internalsOf(akter)
+  const invalidTenant = checkTenant(caller.tenant)
+  if (invalidTenant !== undefined) throw invalidTenant
   const client: Record<string, unknown> = {
     emit: (ownerId: string, event: string, payload: unknown, options?: { commandId?: string }) =>
       emitEvent(internals, owner, caller, ownerId, event, payload, options),

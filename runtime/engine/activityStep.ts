@@ -173,7 +173,10 @@ export const activityStep =
         const known = startedAtMs
         const outcome = yield* Effect.gen(function* () {
           const begun =
-            known ?? (yield* env.write((tx) => beginActivityAttempt(tx, env.internals.clock, key)))
+            known ??
+            (yield* env.write("pending", (tx) =>
+              beginActivityAttempt(tx, env.internals.clock, key),
+            ))
           if (known === undefined) state.remember(pendingRow(step, attempt, begun))
           const ran = yield* runAttempt(env, step, attempt, begun, input, types)
           return ran === undefined ? undefined : { ...ran, startedAtMs: begun }

@@ -54,6 +54,16 @@ export interface PassServices {
   readonly ownerOf: (owner: string) => OwnerRegistration | undefined
   /** Accepted time of the runner's own manifest of a workflow (-1 when it never accepted one). */
   readonly acceptedAtOf: (owner: string, workflow: string) => number
+  /** Whether the runner still leases the bucket: a write is refused before it starts otherwise. */
+  readonly mayWrite: (bucket: number) => boolean
+}
+
+/** The runner's lease of the owner's bucket ran out before a write; the pass stops. */
+export class LeaseExpired extends Error {
+  constructor(readonly bucket: number) {
+    super(`the lease of bucket ${bucket} ran out; this runner no longer serves it`)
+    this.name = "LeaseExpired"
+  }
 }
 
 export interface PassControl {
@@ -116,7 +126,9 @@ export const runPass = async (
   if (execution === undefined || execution.status === "finished") return { kind: "finished" }
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
-  const writer = new PassWriter(db, activation)
+  const writer = new PassWriter(db, activation, () =>
+    services.mayWrite(owner.bucket) ? undefined : new LeaseExpired(owner.bucket),
+  )
   const state = new PassState(
     execution,
     owner,
@@ -287,7 +299,7 @@ const finish = async (
   const { internals } = services
   const stored = encodeJson(result)
   try {
-    await state.writer.write(async (tx) => {
+    await state.writer.write("finish", async (tx) => {
       const finished = await finishExecution(
         tx,
         internals.clock,
@@ -321,7 +333,7 @@ const suspend = async (
   const { internals } = services
   const waits = [...parked.entries()].filter(([, p]) => p.scanned !== undefined)
   try {
-    const due = await state.writer.write(async (tx) => {
+    const due = await state.writer.write("park", async (tx) => {
       for (const [step, p] of waits) {
         await recordScanned(
           tx,

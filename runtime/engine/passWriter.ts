@@ -9,6 +9,7 @@
  * A failed transaction breaks the writer: it rolled back every held write with it, so the pass's
  * memory is ahead of the database, and no later write of that pass may commit.
  */
+import { faultPoint } from "../faults.js"
 import { fenced, type Activation } from "../owners/fence.js"
 import type { Db, Tx } from "../storage/database.js"
 
@@ -35,21 +36,35 @@ export class PassWriter {
   constructor(
     private readonly db: Db,
     private readonly activation: Activation,
+    /** Refuses a write before it starts (e.g. the bucket's lease ran out): returns the reason. */
+    private readonly guard: () => Error | undefined = () => undefined,
   ) {}
 
   /**
    * Commits the held writes and then `write`, in one fenced transaction. Writes of one pass are
-   * serialized, so they commit in the order the pass issued them.
+   * serialized, so they commit in the order the pass issued them. `label` names the write's fault
+   * points (`pending.before`, `pending.after`); a write that carries held settles also passes the
+   * `settle` points.
    */
-  write<A>(write: (tx: Tx) => Promise<A>): Promise<A> {
+  write<A>(label: string, write: (tx: Tx) => Promise<A>): Promise<A> {
     const run = this.chain.then(async () => {
       if (this.broken !== undefined) throw new PassWriterBroken(this.broken)
+      const guard = this.guard()
+      if (guard !== undefined) {
+        this.break(guard)
+        throw guard
+      }
       const held = this.takeHeld()
+      faultPoint(`${label}.before`)
+      if (held.length > 0) faultPoint("settle.before")
       try {
-        return await fenced(this.db, this.activation, async (tx) => {
+        const result = await fenced(this.db, this.activation, async (tx) => {
           for (const heldWrite of held) await heldWrite(tx)
           return write(tx)
         })
+        if (held.length > 0) faultPoint("settle.after")
+        faultPoint(`${label}.after`)
+        return result
       } catch (error) {
         this.break(error)
         throw error
@@ -64,7 +79,7 @@ export class PassWriter {
     this.held.push(write)
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = undefined
-      if (this.held.length > 0) this.write(async () => {}).catch(() => {})
+      if (this.held.length > 0) this.write("settle", async () => {}).catch(() => {})
     }, HELD_WRITE_MAX_MS)
   }
 

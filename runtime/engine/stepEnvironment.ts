@@ -21,7 +21,7 @@ export interface StepEnvironment {
   readonly now: () => number
   /** The owner registration a `start` step's target belongs to. */
   readonly ownerOf: (ownerType: string) => OwnerRegistration | undefined
-  write<A>(write: (tx: Tx) => Promise<A>): Effect.Effect<A>
+  write<A>(label: string, write: (tx: Tx) => Promise<A>): Effect.Effect<A>
   hold(write: HeldWrite): void
   park(step: string, parked: Parked): Effect.Effect<void>
 }
@@ -31,10 +31,11 @@ export const makeStepEnvironment = (
 ): StepEnvironment => ({
   ...base,
   // A failed write has already broken the pass's writer; the step dies and the pass abandons.
-  write: (write) =>
-    Effect.tryPromise({ try: () => base.state.writer.write(write), catch: (error) => error }).pipe(
-      Effect.catch((error) => Effect.die(new PassAbandoned(String(error)))),
-    ),
+  write: (label, write) =>
+    Effect.tryPromise({
+      try: () => base.state.writer.write(label, write),
+      catch: (error) => error,
+    }).pipe(Effect.catch((error) => Effect.die(new PassAbandoned(String(error))))),
   hold: (write) => base.state.writer.hold(write),
   park: (step, parked) =>
     Effect.callback<void>((resume, signal) => {

@@ -90,7 +90,7 @@ const sleepStep =
       if (due === null) {
         state.beginWork()
         due = yield* env
-          .write((tx) => beginSleep(tx, env.internals.clock, key, ms))
+          .write("sleep", (tx) => beginSleep(tx, env.internals.clock, key, ms))
           .pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
         state.remember({
           ...settledRow(step, "sleep", Buffer.alloc(0), env.now()),
@@ -156,7 +156,9 @@ const waitStep =
       if (row === undefined) {
         state.beginWork()
         const registered = yield* env
-          .write((tx) => beginWait(tx, internals.clock, key, event, state.cursor, timeoutMs))
+          .write("wait", (tx) =>
+            beginWait(tx, internals.clock, key, event, state.cursor, timeoutMs),
+          )
           .pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
         scanned = registered.after
         due = registered.dueAtMs
@@ -213,7 +215,7 @@ const waitStep =
         if (due !== null && env.now() >= due) {
           // An event committed before the timeout is settled wins: look once more under the lock.
           const seen = scanned
-          const timedOut = yield* env.write(async (tx) => {
+          const timedOut = yield* env.write("timeout", async (tx) => {
             await recordScanned(tx, key, seen)
             return !(await hasUnseenEvent(tx, state.owner, state.executionId, [step]))
           })
@@ -311,7 +313,7 @@ const startStep =
       const stored = encodeExit({ _tag: "Success", value: startedId })
       state.beginWork()
       yield* env
-        .write(async (tx) => {
+        .write("start-step", async (tx) => {
           await recordSettledStep(tx, internals.clock, stepKey(env, step), "start", stored)
           await stageStart(tx, internals.clock, state.owner, startedId, payload)
           if (internals.storage.backend === "postgres") await notifyBucket(tx, state.owner.bucket)

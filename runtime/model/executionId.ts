@@ -23,13 +23,20 @@ export interface ExecutionAddress {
 
 const utf8Bytes = (text: string) => Buffer.byteLength(text, "utf8")
 
-/** A string survives a UTF-8 round trip only if it holds no lone surrogates. */
-const isWellFormed = (text: string) => Buffer.from(text, "utf8").toString("utf8") === text
+/**
+ * Whether a part can be stored as Postgres text exactly as given: it survives a UTF-8 round trip
+ * (no lone surrogates, which would be replaced) and holds no NUL (which text cannot hold).
+ */
+export const isStorableText = (text: string) =>
+  !text.includes("\0") && Buffer.from(text, "utf8").toString("utf8") === text
+
+/** Owner types and workflows are manifest names (DESIGN §2): an id naming anything else is not ours. */
+const MANIFEST_NAME = /^[A-Za-z][A-Za-z0-9]*$/
 
 /** Checks an execution key; the start is refused before anything is written. */
 export const checkExecutionKey = (key: string): InvalidExecutionKey | undefined => {
   const bytes = utf8Bytes(key)
-  return bytes === 0 || bytes > MAX_KEY_BYTES || !isWellFormed(key)
+  return bytes === 0 || bytes > MAX_KEY_BYTES || !isStorableText(key)
     ? new InvalidExecutionKey(bytes)
     : undefined
 }
@@ -51,7 +58,8 @@ const BASE64URL = /^[A-Za-z0-9_-]*$/
 
 /** Decodes an id, or says precisely why it is not one akter issued. */
 export const decodeExecutionId = (id: unknown): ExecutionAddress | InvalidExecutionId => {
-  if (typeof id !== "string") return new InvalidExecutionId(String(id), "not a string")
+  // Not `String(id)`: an object without a prototype, or with a throwing toString, would throw.
+  if (typeof id !== "string") return new InvalidExecutionId(`(${typeof id})`, "not a string")
   if (id.length > MAX_EXECUTION_ID_LENGTH) {
     return new InvalidExecutionId(id, `longer than ${MAX_EXECUTION_ID_LENGTH} characters`)
   }
@@ -80,6 +88,12 @@ export const decodeExecutionId = (id: unknown): ExecutionAddress | InvalidExecut
     string,
     string,
   ]
+  if (!parts.every(isStorableText)) {
+    return new InvalidExecutionId(id, "holds a lone surrogate or a NUL character")
+  }
+  if (!MANIFEST_NAME.test(ownerType) || !MANIFEST_NAME.test(workflow)) {
+    return new InvalidExecutionId(id, "owner type or workflow is not a manifest name")
+  }
   if (utf8Bytes(tenant) > MAX_TENANT_BYTES) return new InvalidExecutionId(id, "tenant too long")
   if (utf8Bytes(ownerId) > MAX_OWNER_ID_BYTES)
     return new InvalidExecutionId(id, "owner id too long")

@@ -10,11 +10,13 @@ import type { Tx } from "../storage/database.js"
 
 export const WAKE_CHANNEL = "akter_wake"
 export const FINISHED_CHANNEL = "akter_finished"
+export const LEASES_CHANNEL = "akter_leases"
 
 type Listener<A> = (value: A) => void
 
 export class Wakeups {
   private readonly bucketListeners = new Set<Listener<number>>()
+  private readonly leaseListeners = new Set<() => void>()
   private readonly finishedListeners = new Map<string, Set<() => void>>()
 
   onBucket(listener: Listener<number>): () => void {
@@ -24,6 +26,16 @@ export class Wakeups {
 
   wakeBucket(bucket: number): void {
     for (const listener of this.bucketListeners) listener(bucket)
+  }
+
+  /** Runners in this process hear at once when another one gave its buckets back. */
+  onLeasesReleased(listener: () => void): () => void {
+    this.leaseListeners.add(listener)
+    return () => this.leaseListeners.delete(listener)
+  }
+
+  leasesReleased(): void {
+    for (const listener of this.leaseListeners) listener()
   }
 
   onFinished(executionId: string, listener: () => void): () => void {

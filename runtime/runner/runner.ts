@@ -11,9 +11,12 @@ import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { activateOwner, type Activation } from "../owners/fence.js"
-import { BUCKET_COUNT, placeOwner, type OwnerPlacement } from "../owners/routing.js"
+import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
 import { claimDue, deleteClaimed, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
-import { WAKE_CHANNEL } from "../outbox/wakeups.js"
+import { LEASES_CHANNEL, WAKE_CHANNEL } from "../outbox/wakeups.js"
+import { faultPoint } from "../faults.js"
+import { LeaseKeeper, type LeaseChange } from "./leases.js"
+import { sql } from "kysely"
 import { startInTransaction } from "../client/startExecution.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
 import { estimatedNow } from "../storage/clock.js"
@@ -33,6 +36,10 @@ export interface RunnerOptions {
   readonly recoveryMs?: number
   /** How long an activity attempt's idempotency key stays valid (default 1 day). */
   readonly idempotencyWindowMs?: number
+  /** How long a bucket lease lasts without renewal: bounds the takeover after a crash (default 10 s). */
+  readonly leaseMs?: number
+  /** How often leases are renewed and rebalanced (default a quarter of the lease). */
+  readonly heartbeatMs?: number
 }
 
 export interface Runner {
@@ -45,14 +52,15 @@ export interface Runner {
   close(): Promise<void>
   /** Claims and runs due work now instead of at the next poll. */
   poll(): void
+  /** The buckets this runner currently leases. */
+  readonly buckets: readonly number[]
 }
 
 const DEFAULT_CONCURRENCY = 64
 const DEFAULT_POLL_MS = 1000
 const DEFAULT_RECOVERY_MS = 30_000
 const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
-
-const ALL_BUCKETS = Array.from({ length: BUCKET_COUNT }, (_, bucket) => bucket)
+const DEFAULT_LEASE_MS = 10_000
 
 const ownerKeyOf = (owner: OwnerPlacement) =>
   JSON.stringify([owner.tenant, owner.ownerType, owner.ownerId])
@@ -113,18 +121,23 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   )
   const acceptedAt = await acceptManifests(internals, registered)
 
+  let leases: LeaseKeeper | undefined
   const services: PassServices = {
     internals,
     log,
     now: () => estimatedNow(internals.clock),
+    mayWrite: (bucket) => leases?.holds(bucket) === true,
     idempotencyWindowMs: options.idempotencyWindowMs ?? DEFAULT_IDEMPOTENCY_WINDOW_MS,
     implementationOf: (owner, workflow) => implementations.get(`${owner}/${workflow}`),
     ownerOf: (owner) => owners.get(owner),
     acceptedAtOf: (owner, workflow) => acceptedAt.get(`${owner}/${workflow}`) ?? -1,
   }
 
-  const live = new Map<string, LiveRun>()
-  const activations = new Map<string, Promise<Activation | undefined>>()
+  const live = new Map<string, LiveRun & { readonly bucket: number }>()
+  const activations = new Map<
+    string,
+    { readonly bucket: number; readonly activation: Promise<Activation | undefined> }
+  >()
   const running = new Set<Promise<void>>()
   let draining = false
   let polling = false
@@ -152,19 +165,42 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     )
   }
 
+  /**
+   * The runner's activation of an owner, taken once per lease of its bucket: activating advances the
+   * owner's generation, so whoever served the owner before can commit nothing more.
+   */
   const activate = (owner: OwnerPlacement): Promise<Activation | undefined> => {
     const key = ownerKeyOf(owner)
-    let activation = activations.get(key)
-    if (activation === undefined) {
-      activation = activateOwner(internals.storage.db, owner)
-      activations.set(key, activation)
+    let entry = activations.get(key)
+    if (entry === undefined) {
+      faultPoint("activate.before")
+      const activation = activateOwner(internals.storage.db, owner).then((taken) => {
+        faultPoint("activate.after")
+        return taken
+      })
+      entry = { bucket: owner.bucket, activation }
+      activations.set(key, entry)
       activation.catch(() => activations.delete(key))
     }
-    return activation
+    return entry.activation
+  }
+
+  const onLeaseChange = async (change: LeaseChange) => {
+    if (change.lost.length > 0) {
+      const lost = new Set(change.lost)
+      for (const [key, entry] of activations) if (lost.has(entry.bucket)) activations.delete(key)
+      for (const run of live.values())
+        if (lost.has(run.bucket)) run.control?.abandon("bucket lease lost")
+    }
+    if (change.acquired.length > 0) poll()
   }
 
   const runExecution = async (owner: OwnerPlacement, executionId: string) => {
-    const entry: LiveRun = { control: undefined, rerun: false }
+    const entry: LiveRun & { readonly bucket: number } = {
+      control: undefined,
+      rerun: false,
+      bucket: owner.bucket,
+    }
     live.set(executionId, entry)
     let outcome: PassOutcome | undefined
     try {
@@ -178,7 +214,14 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
           log.debug("pass abandoned", { executionId, reason: outcome.reason })
           if (outcome.reason.includes("StaleGeneration")) activations.delete(ownerKeyOf(owner))
         }
-        if (outcome.kind !== "suspended" || !entry.rerun || draining) break
+        if (
+          outcome.kind !== "suspended" ||
+          !entry.rerun ||
+          draining ||
+          !leases!.holds(owner.bucket)
+        ) {
+          break
+        }
         entry.rerun = false
       }
     } catch (error) {
@@ -233,6 +276,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       )
       return
     }
+    if (!leases!.holds(row.bucket)) return
     const existing = live.get(row.id)
     if (existing !== undefined) {
       existing.rerun = true
@@ -260,14 +304,17 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       do {
         pollAgain = false
         const free = Math.max(0, concurrency - live.size)
-        const claimed =
-          free === 0
-            ? []
-            : await claimDue(internals.storage.db, internals.clock, ALL_BUCKETS, free, recoveryMs)
+        const buckets = leases!.buckets.filter((bucket) => leases!.holds(bucket))
+        let claimed: ClaimedRow[] = []
+        if (free > 0 && buckets.length > 0) {
+          faultPoint("claim.before")
+          claimed = await claimDue(internals.storage.db, internals.clock, buckets, free, recoveryMs)
+          faultPoint("claim.after")
+        }
         for (const row of claimed) dispatch(row)
         if (claimed.length === free && free > 0) pollAgain = true
-        if (claimed.length === 0 && !pollAgain) {
-          const due = await nextDue(internals.storage.db, ALL_BUCKETS)
+        if (claimed.length === 0 && !pollAgain && buckets.length > 0) {
+          const due = await nextDue(internals.storage.db, buckets)
           if (due !== null) pollAt(Date.now() + Math.max(0, due - services.now()))
         }
       } while (pollAgain && !draining)
@@ -284,11 +331,24 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     )
   }
 
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+  leases = new LeaseKeeper(
+    internals.storage.db,
+    internals.clock,
+    id,
+    { leaseMs, heartbeatMs: options.heartbeatMs ?? Math.max(50, Math.floor(leaseMs / 4)) },
+    log,
+    onLeaseChange,
+  )
   const stopBucketWakeups = internals.wakeups.onBucket(() => poll())
+  const stopLeaseWakeups = internals.wakeups.onLeasesReleased(() => leases?.nudge())
   const stopListening = await internals.storage.listen(WAKE_CHANNEL, () => poll())
+  const stopListeningLeases = await internals.storage.listen(LEASES_CHANNEL, () => leases?.nudge())
+  await leases.start()
   log.info("runner started", {
     workflows: [...implementations.keys()],
     backend: internals.storage.backend,
+    buckets: leases.buckets.length,
   })
   poll()
 
@@ -297,8 +357,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     draining = true
     if (pollTimer !== undefined) clearTimeout(pollTimer)
     stopBucketWakeups()
+    stopLeaseWakeups()
     for (const run of live.values()) run.control?.abandon("runner draining")
     while (running.size > 0) await Promise.allSettled([...running])
+    await leases!.release()
+    // Other runners take the buckets now rather than at their next heartbeat.
+    if (internals.storage.backend === "postgres") {
+      await sql`SELECT pg_notify(${LEASES_CHANNEL}, ${id})`.execute(internals.storage.db)
+    }
+    internals.wakeups.leasesReleased()
     log.info("runner drained")
   }
 
@@ -311,7 +378,11 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     close: async () => {
       await drain()
       await stopListening()
+      await stopListeningLeases()
     },
     poll,
+    get buckets() {
+      return leases!.buckets
+    },
   }
 }

@@ -48,7 +48,7 @@ describePostgres("a runner killed with SIGKILL", () => {
     const child = startChildRunner({
       app: "test/crash/crashApp.ts",
       databaseUrl: database.url,
-      args: ["--recovery-ms", "1000"],
+      args: ["--recovery-ms", "1000", "--lease-ms", "1500"],
       env: { CRASH_LOG: log, ...env },
     })
     children.push(child)
