@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto"
 import { UnknownEvent } from "../errors.js"
 import type { AkterInternals } from "../akter.js"
+import { faultPoint } from "../faults.js"
 import type { Caller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import { ensureOwner } from "../owners/ownerStore.js"
@@ -44,6 +45,7 @@ export const emitEvent = async (
   if (invalidCommand !== undefined) throw invalidCommand
   const commandId = options.commandId ?? randomUUID()
   const { clock } = internals
+  faultPoint("emit.before")
   const sequence = await internals.storage.db.transaction().execute(async (tx) => {
     await ensureOwner(tx, clock, owner)
     const receipt = await claimReceipt(tx, clock, owner, commandId, "emit")
@@ -57,6 +59,7 @@ export const emitEvent = async (
     }
     return appended
   })
+  faultPoint("emit.after")
   internals.wakeups.wakeBucket(owner.bucket)
   return { sequence }
 }
