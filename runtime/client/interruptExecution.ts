@@ -4,6 +4,7 @@
  * nothing, so interrupt is idempotent and interrupt racing completion leaves one result.
  */
 import type { AkterInternals } from "../akter.js"
+import { faultPoint } from "../faults.js"
 import { requestInterrupt } from "../engine/executionStore.js"
 import { armTimer } from "../outbox/outboxStore.js"
 import { notifyBucket } from "../outbox/wakeups.js"
@@ -14,6 +15,7 @@ export const interruptExecution = async (
   execution: ResolvedExecution,
 ): Promise<void> => {
   const { clock } = internals
+  faultPoint("interrupt.before")
   const flagged = await internals.storage.db.transaction().execute(async (tx) => {
     const changed = await requestInterrupt(tx, execution.owner.routingKey, execution.executionId)
     if (!changed) return false
@@ -21,5 +23,6 @@ export const interruptExecution = async (
     if (internals.storage.backend === "postgres") await notifyBucket(tx, execution.owner.bucket)
     return true
   })
+  faultPoint("interrupt.after")
   if (flagged) internals.wakeups.wakeBucket(execution.owner.bucket)
 }

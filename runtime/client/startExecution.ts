@@ -4,6 +4,7 @@
  * second start of the same execution id attaches and writes nothing.
  */
 import type { AkterInternals } from "../akter.js"
+import { faultPoint } from "../faults.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { ensureOwner } from "../owners/ownerStore.js"
 import type { OwnerPlacement } from "../owners/routing.js"
@@ -57,9 +58,11 @@ export const startExecution = async (
   internals: AkterInternals,
   request: StartRequest,
 ): Promise<boolean> => {
+  faultPoint("start.before")
   const created = await internals.storage.db
     .transaction()
     .execute((tx) => startInTransaction(internals, tx, request))
+  faultPoint("start.after")
   if (created) internals.wakeups.wakeBucket(request.owner.bucket)
   return created
 }

@@ -211,8 +211,11 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
           entry.control = control
         })
         if (outcome.kind === "abandoned") {
-          log.debug("pass abandoned", { executionId, reason: outcome.reason })
-          if (outcome.reason.includes("StaleGeneration")) activations.delete(ownerKeyOf(owner))
+          if (outcome.reason.includes("StaleGeneration")) {
+            // Another runner activated the owner since: this write, and all after it, are refused.
+            log.info("write refused under a stale generation", { executionId })
+            activations.delete(ownerKeyOf(owner))
+          } else log.debug("pass abandoned", { executionId, reason: outcome.reason })
         }
         if (
           outcome.kind !== "suspended" ||
@@ -250,6 +253,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       ownerId: staged.ownerId,
     }
     const placement = placeOwner(owner)
+    faultPoint("relay.before")
     await internals.storage.db.transaction().execute(async (tx) => {
       await startInTransaction(internals, tx, {
         owner: placement,
@@ -261,6 +265,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       })
       await deleteClaimed(tx, row)
     })
+    faultPoint("relay.after")
     internals.wakeups.wakeBucket(placement.bucket)
   }
 
