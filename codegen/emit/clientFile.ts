@@ -4,6 +4,7 @@
  */
 import { generatedTypeNames } from "../manifest/names.js"
 import { workflowErrorName } from "./names.js"
+import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, WorkflowPlan } from "./ownerPlan.js"
 import { ModuleBuilder, unionType } from "./writer.js"
 
@@ -43,6 +44,7 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
     { source: plan.source.file, hash: plan.hash },
     clientFileNames(plan),
   )
+  module.preferImports("./types.js", typesFileNames(plan))
   const akterType = (name: string) => module.importType("akter", name, `Akter${name}`)
   const ownType = (name: string) => module.importType("./types.js", name, `${plan.owner}${name}`)
   const registration = module.importValue("./registration.js", "registration", "ownerRegistration")

@@ -145,13 +145,15 @@ const ownerProblems = (plan: OwnerPlan): Diagnostic[] => {
       continue
     }
     if (earlier.checkedByManifest && entry.checkedByManifest) continue
-    const at = entry.origin ?? earlier.origin ?? []
+    // Located at the name the manifest declares itself: that is the one to rename.
+    const [declared, other] =
+      entry.checkedByManifest || !earlier.checkedByManifest ? [entry, earlier] : [earlier, entry]
     problems.push(
       problem(
         plan,
-        at,
+        declared.origin ?? other.origin ?? [],
         "generated-name-conflict",
-        `${entry.what} and ${earlier.what} would both be generated as \`${entry.name}\``,
+        `${declared.what} and ${other.what} would both be generated as \`${entry.name}\``,
         "rename one of them",
       ),
     )

@@ -6,6 +6,7 @@
  */
 import { workflowHashes } from "../../runtime/model/canonicalManifest.js"
 import { canonicalLiteral } from "./canonicalLiteral.js"
+import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import {
@@ -112,6 +113,7 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
     { source: plan.source.file, hash: plan.hash },
     [REGISTRATION, CANONICAL],
   )
+  module.preferImports("./types.js", typesFileNames(plan))
   const defineOwner = module.importValue("akter", "defineOwner", "akterDefineOwner")
   const canonicalOwner = module.importType("akter", "CanonicalOwner", "AkterCanonicalOwner")
   const imports: RegistrationImports = {

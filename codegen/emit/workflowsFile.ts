@@ -12,6 +12,7 @@ import {
 import { generatedTypeNames, pascalCase } from "../manifest/names.js"
 import { formatDuration, type OwnerPlan, type StepPlan, type WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
+import { typesFileNames } from "./typesFile.js"
 import {
   ModuleBuilder,
   objectLiteral,
@@ -255,6 +256,7 @@ export const workflowsModule = (plan: OwnerPlan, project: ProjectPlan): ModuleBu
     { source: plan.source.file, hash: plan.hash },
     workflowsFileNames(plan),
   )
+  module.preferImports("./types.js", typesFileNames(plan))
   const imports: WorkflowsImports = {
     akter: (name) => module.importType("akter", name, `Akter${name}`),
     akterValue: (name) => module.importValue("akter", name, `akter${pascalCase(name)}`),

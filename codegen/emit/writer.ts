@@ -99,6 +99,8 @@ export class ModuleBuilder {
   private readonly imports = new Map<string, Map<string, ImportedName>>()
   private readonly exportsFrom: Statement[] = []
   private readonly taken: Set<string>
+  /** Names kept for imports from one module, so that only the other module's name is aliased. */
+  private readonly preferred = new Map<string, string>()
 
   constructor(
     /** Path inside the output folder, with `/` separators: `order/types.ts`. */
@@ -107,6 +109,18 @@ export class ModuleBuilder {
     declaredNames: Iterable<string>,
   ) {
     this.taken = new Set(declaredNames)
+  }
+
+  /**
+   * Keeps `names` for imports from `from`: a library import of one of these names is aliased,
+   * whichever is imported first, so a manifest's own names always read as written.
+   */
+  preferImports(from: string, names: Iterable<string>): void {
+    for (const name of names) {
+      if (this.taken.has(name)) continue
+      this.taken.add(name)
+      this.preferred.set(name, from)
+    }
   }
 
   /** Imports a value; returns the name to refer to it by (`alias` when `name` is taken). */
@@ -128,7 +142,8 @@ export class ModuleBuilder {
       return existing.local
     }
     let local = name
-    for (let n = 1; this.taken.has(local); n++) local = n === 1 ? alias : `${alias}${n}`
+    const kept = this.preferred.get(name) === from
+    for (let n = 1; !kept && this.taken.has(local); n++) local = n === 1 ? alias : `${alias}${n}`
     this.taken.add(local)
     names.set(name, { local, typeOnly })
     return local

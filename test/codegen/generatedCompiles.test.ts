@@ -26,7 +26,8 @@ const expectedErrors = (file: string): ExpectedError[] =>
         : [{ file, line: index + 2, rule: match[1]!, fragment: match[2]!.trim() }]
     })
 
-describe("the generated code of the example manifests", () => {
+// Type-checking effect's types takes a while on a busy machine.
+describe("the generated code of the example manifests", { timeout: 240_000 }, () => {
   it("compiles under the repository's strict options, compile-time fixtures included", () => {
     const errors = typeCheck([`${REPO}generated/index.ts`, ...fixtures])
     expect(errors).toEqual([])
