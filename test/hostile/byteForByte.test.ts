@@ -63,7 +63,7 @@ describeEachBackend("hostile text round trips", (backend) => {
 
   /** Starts `store` as `tenant` and checks every place the strings land. */
   const roundTrip = async (tenant: string, ownerId: string, key: string, texts: string[]) => {
-    const client = makeOwnerClient<AnyClient>(akter, vault.vault, { tenant, subject: texts[0] })
+    const client = makeOwnerClient<AnyClient>(akter, vault.vault, { tenant, subject: texts[0]! })
     const entry = { name: texts[0]!, note: texts.join(""), tags: texts, extra: { [key]: texts } }
     const run = await client.store.start(ownerId, { name: key, amount: 1, entry })
     expect(decodeExecutionId(run.executionId)).toEqual({
