@@ -1,0 +1,565 @@
+/**
+ * `npm run bench`: every shape of issue 8 on akter and on DBOS Transact, alternating, on the same
+ * Postgres (`DATABASE_URL`), each trial in a process and a fresh database of its own; then the
+ * Postgres ceiling from pgbench, a table of medians with their spread and the ratios, and each
+ * result against the issue's goal.
+ *
+ *   npm run bench -- [--only a,b] [--no-peer] [--reps N] [--json FILE] [--profile] [--no-ceiling]
+ *                    [--scale N]
+ *
+ * Shape f runs at most twice (it parks 10,000 executions per trial). `--profile` writes a CPU profile of every akter trial (bench/results/profiles/) and prints where
+ * the time went; `--scale N` divides every count by N (a smoke run, not a measurement).
+ */
+import { execFileSync, fork } from "node:child_process"
+import { existsSync } from "node:fs"
+import { mkdir, writeFile } from "node:fs/promises"
+import { loadavg } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { checkLoopback, createBenchDatabase, DEFAULT_DATABASE_URL } from "./benchDatabase.js"
+import { formatProfile, summarizeProfile, type ProfileSummary } from "./cpuProfile.js"
+import { measureCeiling, type CeilingResult } from "./postgresCeiling.js"
+import { SHAPE_IDS, SHAPES, type ShapeId, type System, type TrialResult } from "./shapes.js"
+import { relativeRange, spreadOf, type Spread } from "./statistics.js"
+import type { TrialMessage } from "./trialChild.js"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const resultsDir = join(here, "results")
+const peersDir = join(here, "peers")
+
+interface Options {
+  readonly only: readonly ShapeId[]
+  readonly peer: boolean
+  readonly reps: number
+  readonly json: string | undefined
+  readonly profile: boolean
+  readonly ceiling: boolean
+  readonly scale: number
+  readonly databaseUrl: string
+}
+
+const USAGE = `usage: npm run bench -- [--only a,b,…] [--no-peer] [--reps N] [--json FILE] [--profile]
+                        [--no-ceiling] [--scale N]`
+
+const parseOptions = (args: readonly string[]): Options => {
+  let only: ShapeId[] = [...SHAPE_IDS]
+  let peer = true
+  let reps = 3
+  let json: string | undefined
+  let profile = false
+  let ceiling = true
+  let scale = 1
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    const value = () => {
+      const next = args[++i]
+      if (next === undefined) throw new Error(`${arg} needs a value\n${USAGE}`)
+      return next
+    }
+    const count = (name: string, text: string) => {
+      const n = Number(text)
+      if (!Number.isInteger(n) || n < 1)
+        throw new Error(`${name} must be a positive integer, got "${text}"`)
+      return n
+    }
+    if (arg === "--only") {
+      const ids = value()
+        .split(",")
+        .map((id) => id.trim())
+      const unknown = ids.filter((id) => !SHAPE_IDS.includes(id as ShapeId))
+      if (unknown.length > 0) {
+        throw new Error(
+          `--only: unknown shape ${unknown.join(", ")} (shapes: ${SHAPE_IDS.join(",")})`,
+        )
+      }
+      only = SHAPE_IDS.filter((id) => ids.includes(id))
+    } else if (arg === "--no-peer") peer = false
+    else if (arg === "--reps") reps = count("--reps", value())
+    else if (arg === "--json") json = value()
+    else if (arg === "--profile") profile = true
+    else if (arg === "--no-ceiling") ceiling = false
+    else if (arg === "--scale") scale = count("--scale", value())
+    else if (arg === "--help" || arg === "-h") {
+      console.log(USAGE)
+      process.exit(0)
+    } else throw new Error(`unknown option ${arg}\n${USAGE}`)
+  }
+  const databaseUrl = process.env["DATABASE_URL"] ?? DEFAULT_DATABASE_URL
+  checkLoopback(databaseUrl)
+  return { only, peer, reps, json, profile, ceiling, scale, databaseUrl }
+}
+
+/** Installs the peer from its lock file when it is missing; returns why it cannot run, if so. */
+const peerUnavailable = (): string | undefined => {
+  if (existsSync(join(peersDir, "node_modules", "@dbos-inc", "dbos-sdk", "package.json"))) {
+    return undefined
+  }
+  try {
+    console.log("installing the peer (npm ci in bench/peers) …")
+    execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: peersDir, stdio: "inherit" })
+    return undefined
+  } catch (error) {
+    return `npm ci in bench/peers failed: ${String(error)}`
+  }
+}
+
+const TRIAL_FILES: Record<System, string> = {
+  akter: join(here, "akterTrial.ts"),
+  dbos: join(peersDir, "dbosTrial.ts"),
+}
+
+const TRIAL_TIMEOUT_MS = 20 * 60 * 1000
+
+interface TrialRun {
+  readonly result?: TrialResult
+  readonly error?: string
+  readonly profile?: string
+  readonly load: number
+}
+
+/** The trial running now, so an interrupted run still drops its database. */
+let current: { readonly kill: () => void; readonly drop: () => Promise<void> } | undefined
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    const running = current
+    current = undefined
+    running?.kill()
+    void (running?.drop() ?? Promise.resolve()).finally(() => process.exit(130))
+  })
+}
+
+const runTrial = async (
+  options: Options,
+  system: System,
+  shape: ShapeId,
+  rep: number,
+  runId: string,
+): Promise<TrialRun> => {
+  const database = await createBenchDatabase(options.databaseUrl, `${system}_bench`)
+  const load = loadavg()[0]!
+  const profileDir = join(resultsDir, "profiles", runId)
+  const profileName = `${shape}-${rep}.cpuprofile`
+  const profiling = options.profile && system === "akter"
+  if (profiling) await mkdir(profileDir, { recursive: true })
+  try {
+    const request = { shape, databaseUrl: database.url, scale: options.scale }
+    const child = fork(TRIAL_FILES[system], [JSON.stringify(request)], {
+      cwd: join(here, ".."),
+      execArgv: [
+        "--import",
+        "tsx",
+        "--expose-gc",
+        "--no-deprecation",
+        ...(profiling
+          ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName}`]
+          : []),
+      ],
+      env: { ...process.env, AKTER_LOG: "warn" },
+      stdio: ["ignore", "inherit", "pipe", "ipc"],
+    })
+    current = { kill: () => child.kill("SIGKILL"), drop: () => database.drop() }
+    let stderr = ""
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-4000)
+    })
+    const message = await new Promise<TrialMessage | undefined>((resolve) => {
+      let received: TrialMessage | undefined
+      const timer = setTimeout(() => child.kill("SIGKILL"), TRIAL_TIMEOUT_MS)
+      child.on("message", (m) => {
+        received = m as TrialMessage
+      })
+      child.on("exit", () => {
+        clearTimeout(timer)
+        resolve(received)
+      })
+    })
+    if (message?.kind === "result") {
+      return {
+        result: message.result,
+        load,
+        ...(profiling ? { profile: join(profileDir, profileName) } : {}),
+      }
+    }
+    const error =
+      message?.kind === "error" ? message.error : `the trial process ended without a result`
+    return { error: `${error}\n${stderr.trim()}`, load }
+  } finally {
+    current = undefined
+    await database.drop()
+  }
+}
+
+interface Headline {
+  readonly metric: Readonly<Record<System, string>>
+  readonly unit: string
+  readonly higherIsBetter: boolean
+  /** Other figures printed under the headline; `true` when higher is better. */
+  readonly more: ReadonlyArray<readonly [metric: string, label: string, higherIsBetter: boolean]>
+}
+
+const same = (metric: string) => ({ akter: metric, dbos: metric })
+
+const HEADLINES: Record<ShapeId, Headline> = {
+  a: {
+    metric: same("p50Ms"),
+    unit: "ms p50, start → result",
+    higherIsBetter: false,
+    more: [
+      ["p99Ms", "ms p99", false],
+      ["statementsPer", "statements / workflow", false],
+      ["commitsPer", "transactions / workflow, read-only incl.", false],
+      ["writeCommitsPer", "write commits / workflow", false],
+      ["nodeCpuMsPer", "Node CPU ms / workflow", false],
+      ["postgresCpuMsPer", "Postgres CPU ms / workflow", false],
+    ],
+  },
+  b: {
+    metric: same("workflowsPerSecond"),
+    unit: "workflows/s",
+    higherIsBetter: true,
+    more: [
+      ["stepsPerSecond", "steps/s", true],
+      ["commitsPerSecond", "commits/s", true],
+      ["writeCommitsPerSecond", "write commits/s", true],
+      ["cpuCoresBusy", "cores busy (Node + Postgres)", false],
+      ["statementsPer", "statements / workflow", false],
+      ["writeCommitsPer", "write commits / workflow", false],
+      ["nodeCpuMsPer", "Node CPU ms / workflow", false],
+      ["postgresCpuMsPer", "Postgres CPU ms / workflow", false],
+    ],
+  },
+  c: {
+    metric: same("msPerStepLong"),
+    unit: `ms / step, ${SHAPES.c.long} steps`,
+    higherIsBetter: false,
+    more: [
+      ["msPerStepShort", `ms / step, ${SHAPES.c.short} steps`, false],
+      ["longOverShort", `per-step ${SHAPES.c.long} ÷ ${SHAPES.c.short} (linear ≤ 1.3)`, false],
+      ["marginalMsPerStep", `ms per extra step (${SHAPES.c.short}→${SHAPES.c.long})`, false],
+      ["nodeCpuMsPer", "Node CPU ms / step", false],
+      ["postgresCpuMsPer", "Postgres CPU ms / step", false],
+      ["roundTripMsPer", "SQL round-trip ms / step", false],
+    ],
+  },
+  d: {
+    metric: same("p50Ms"),
+    unit: "ms p50, emit → code after the wait",
+    higherIsBetter: false,
+    more: [["p99Ms", "ms p99", false]],
+  },
+  e: {
+    metric: same("p50Ms"),
+    unit: "ms p50 lateness of a 1 s sleep",
+    higherIsBetter: false,
+    more: [
+      ["p99Ms", "ms p99", false],
+      ["maxMs", "ms max", false],
+    ],
+  },
+  f: {
+    metric: same("rssGrowthMb"),
+    unit: `MB RSS growth, ${SHAPES.f.executions} parked`,
+    higherIsBetter: false,
+    more: [
+      ["heapGrowthMb", "MB heap growth", false],
+      ["rssAfterMb", "MB RSS after", false],
+      ["parkedPerSecond", "started and parked / s", true],
+    ],
+  },
+  g: {
+    metric: same("writeCommitsPerStep"),
+    unit: "write commits / activity step",
+    higherIsBetter: false,
+    more: [
+      ["statementsPerStep", "statements / step", false],
+      ["commitsPerStep", "transactions / step, read-only included", false],
+      ["ownStatementsPerStep", "statements / step, akter's storage counters", false],
+      ["ownCommitsPerStep", "commits / step, akter's storage counters", false],
+      ["roundTripMsPerStep", "SQL round-trip ms / step", false],
+      ["statementsPerWorkflow3", "statements, 3-step workflow", false],
+      ["commitsPerWorkflow3", "transactions, 3-step workflow", false],
+      ["writeCommitsPerWorkflow3", "write commits, 3-step workflow", false],
+    ],
+  },
+}
+
+type Results = Record<ShapeId, Record<System, TrialRun[]>>
+
+const spreadFor = (runs: readonly TrialRun[], metric: string): Spread | undefined => {
+  const values = runs.flatMap((run) =>
+    run.result?.metrics[metric] === undefined ? [] : [run.result.metrics[metric]!],
+  )
+  return values.length === 0 ? undefined : spreadOf(values)
+}
+
+const number = (value: number) =>
+  !Number.isFinite(value)
+    ? "–"
+    : Math.abs(value) >= 1000
+      ? value.toFixed(0)
+      : Math.abs(value) >= 100
+        ? value.toFixed(1)
+        : Math.abs(value) >= 10
+          ? value.toFixed(2)
+          : value.toFixed(3)
+
+const cell = (spread: Spread | undefined) =>
+  spread === undefined
+    ? "null"
+    : spread.runs === 1
+      ? number(spread.median)
+      : `${number(spread.median)} [${number(spread.min)}–${number(spread.max)}]`
+
+const goalOf = (
+  shape: ShapeId,
+  akter: Results[ShapeId]["akter"],
+  dbos: Spread | undefined,
+): string => {
+  const at = (metric: string) => spreadFor(akter, metric)?.median ?? Number.NaN
+  const mark = (ok: boolean) => (ok ? "met" : "NOT met")
+  switch (shape) {
+    case "a": {
+      const p50 = at("p50Ms")
+      const vsPeer =
+        dbos === undefined
+          ? ""
+          : `, ≤ DBOS's ${number(dbos.median)} ms: ${mark(p50 <= dbos.median)}`
+      return `p50 ≤ 10 ms: ${mark(p50 <= 10)}${vsPeer}`
+    }
+    case "b":
+      return dbos === undefined
+        ? "≥ 2× DBOS: no peer measured"
+        : `≥ 2× DBOS: ${number(at("workflowsPerSecond") / dbos.median)}× — ${mark(at("workflowsPerSecond") >= 2 * dbos.median)}`
+    case "c":
+      return `≤ 2 ms/step: ${mark(at("msPerStepLong") <= 2)}; linear (≤ 1.3): ${number(at("longOverShort"))} — ${mark(at("longOverShort") <= 1.3)}`
+    case "d":
+      return `p50 < 20 ms: ${mark(at("p50Ms") < 20)}`
+    case "e":
+      return "no goal stated; reported"
+    case "f":
+      return `< 50 MB: ${mark(at("rssGrowthMb") < 50)}`
+    case "g": {
+      const commits = at("writeCommitsPerStep")
+      return `≤ 2 commits/step: ${mark(commits <= 2)}; target 1: ${mark(commits <= 1)}`
+    }
+  }
+}
+
+const ratioText = (
+  akter: Spread | undefined,
+  dbos: Spread | undefined,
+  higherIsBetter: boolean,
+) => {
+  if (akter === undefined || dbos === undefined || dbos.median === 0) return ""
+  const ratio = akter.median / dbos.median
+  const better = higherIsBetter ? ratio >= 1 : ratio <= 1
+  return `${number(ratio)}× (${better ? "akter better" : "DBOS better"})`
+}
+
+const pad = (text: string, width: number) => text.padEnd(width)
+
+const printTable = (options: Options, results: Results, ceiling: CeilingResult | undefined) => {
+  const lines: string[] = []
+  const widths = [46, 30, 30]
+  lines.push(
+    `${pad("", widths[0]!)}${pad("akter median [min–max]", widths[1]!)}${pad("DBOS median [min–max]", widths[2]!)}akter ÷ DBOS`,
+  )
+  for (const shape of options.only) {
+    const headline = HEADLINES[shape]
+    const { akter, dbos } = results[shape]
+    lines.push("", `(${shape}) ${SHAPES[shape].title}`)
+    const rows: Array<[string, string, string, boolean]> = [
+      [headline.unit, headline.metric.akter, headline.metric.dbos, headline.higherIsBetter],
+      ...headline.more.map(([metric, label, higher]): [string, string, string, boolean] => [
+        label,
+        metric,
+        metric,
+        higher,
+      ]),
+    ]
+    for (const [label, akterMetric, dbosMetric, higher] of rows) {
+      const a = spreadFor(akter, akterMetric)
+      const d = spreadFor(dbos, dbosMetric)
+      if (a === undefined && d === undefined) continue
+      lines.push(
+        `  ${pad(label, widths[0]! - 2)}${pad(cell(a), widths[1]!)}${pad(cell(d), widths[2]!)}${ratioText(a, d, higher)}`,
+      )
+    }
+    lines.push(`  goal: ${goalOf(shape, akter, spreadFor(dbos, headline.metric.dbos))}`)
+    if (shape === "b" && ceiling !== undefined) {
+      const commits = spreadFor(akter, "commitsPerSecond")
+      const writes = spreadFor(akter, "writeCommitsPerSecond")
+      lines.push(
+        `  Postgres ceiling (pgbench, ${ceiling.seconds} s each): step-shaped transaction ${number(ceiling.stepTps[1]!)}/s from 1 client, ${number(ceiling.stepTps[16]!)}/s from 16;`,
+        `    one-row INSERT ${number(ceiling.insertTps[1]!)}/s from 1, ${number(ceiling.insertTps[16]!)}/s from 16.`,
+        `    akter here: ${commits === undefined ? "–" : number(commits.median)} commits/s, of which ${writes === undefined ? "–" : number(writes.median)} write commits/s (${writes === undefined ? "–" : ((writes.median / ceiling.stepTps[16]!) * 100).toFixed(0)}% of the 16-client step ceiling).`,
+      )
+    }
+  }
+  console.log(lines.join("\n"))
+}
+
+const printNoise = (options: Options, results: Results) => {
+  const lines = ["", "noise: spread of each headline over repetitions, (max − min) / median"]
+  const loads: number[] = []
+  for (const shape of options.only) {
+    const parts: string[] = []
+    for (const system of ["akter", "dbos"] as const) {
+      const runs = results[shape][system]
+      loads.push(...runs.map((run) => run.load))
+      const spread = spreadFor(runs, HEADLINES[shape].metric[system])
+      if (spread !== undefined)
+        parts.push(`${system} ${relativeRange(spread).toFixed(0)}% over ${spread.runs}`)
+    }
+    lines.push(`  (${shape}) ${parts.join(", ") || "–"}`)
+  }
+  if (loads.length > 0) {
+    lines.push(
+      `  1-minute load average when trials started: ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)} (2 cores; above ~0.5 something else was running)`,
+    )
+  }
+  console.log(lines.join("\n"))
+}
+
+interface Traced {
+  readonly at: number
+  readonly kind: string
+  readonly ms: number
+}
+
+const traceLines = (entries: readonly Traced[], indent: string) =>
+  entries.map(
+    (entry) =>
+      `${indent}+${entry.at.toFixed(1).padStart(6)} ms  ${number(entry.ms).padStart(6)} ms  ${entry.kind}`,
+  )
+
+/** Where statements and time went, from the first run of each system: the profile of a step. */
+const printDetails = (options: Options, results: Results) => {
+  const lines: string[] = []
+  const first = (shape: ShapeId, system: System) =>
+    results[shape][system].find((run) => run.result)?.result
+  for (const system of ["akter", "dbos"] as const) {
+    const g = first("g", system)?.detail as
+      | {
+          perStepKinds: Record<string, number>
+          byLength: Record<string, { byKind: Array<{ kind: string; count: number; ms: number }> }>
+        }
+      | undefined
+    if (options.only.includes("g") && g !== undefined) {
+      lines.push(
+        "",
+        `${system}: statements per activity step, by kind (from the 20- and 200-step workflows)`,
+      )
+      for (const [kind, per] of Object.entries(g.perStepKinds).sort((a, b) => b[1] - a[1])) {
+        lines.push(`  ${per.toFixed(2).padStart(6)}  ${kind}`)
+      }
+      lines.push(
+        `${system}: statements of one 3-step workflow, by kind (count, summed round-trip ms)`,
+      )
+      for (const { kind, count, ms } of g.byLength["3"]?.byKind ?? []) {
+        lines.push(`  ${String(count).padStart(6)}  ${number(ms).padStart(7)} ms  ${kind}`)
+      }
+    }
+    const c = first("c", system)?.detail as { steadyTrace?: Traced[] } | undefined
+    if (options.only.includes("c") && c?.steadyTrace !== undefined && c.steadyTrace.length > 0) {
+      lines.push(
+        "",
+        `${system}: 30 ms in the middle of the ${SHAPES.c.long}-step workflow (send time, round trip, statement)`,
+      )
+      lines.push(...traceLines(c.steadyTrace, "  "))
+    }
+    const d = first("d", system)?.detail as
+      { timeline?: { wokeAtMs: number; statements: Traced[] } } | undefined
+    if (options.only.includes("d") && d?.timeline !== undefined) {
+      lines.push(
+        "",
+        `${system}: one wake-up, statements from the emit on; the code after the wait ran at +${d.timeline.wokeAtMs.toFixed(1)} ms`,
+      )
+      lines.push(...traceLines(d.timeline.statements, "  "))
+    }
+  }
+  if (lines.length > 0) console.log(lines.join("\n"))
+}
+
+const jsonOf = (options: Options, results: Results) => {
+  const out: Record<string, unknown> = {}
+  for (const shape of options.only) {
+    const headline = HEADLINES[shape]
+    out[shape] = {
+      akter: spreadFor(results[shape].akter, headline.metric.akter)?.median ?? null,
+      dbos: spreadFor(results[shape].dbos, headline.metric.dbos)?.median ?? null,
+      unit: headline.unit,
+      higherIsBetter: headline.higherIsBetter,
+    }
+  }
+  return out
+}
+
+const main = async () => {
+  const options = parseOptions(process.argv.slice(2))
+  const runId = new Date().toISOString().replace(/[:.]/g, "-")
+  const unavailable = options.peer ? peerUnavailable() : "skipped (--no-peer)"
+  if (unavailable !== undefined) console.log(`DBOS: ${unavailable}; its column is null`)
+  const systems: System[] = unavailable === undefined ? ["akter", "dbos"] : ["akter"]
+
+  let ceiling: CeilingResult | undefined
+  if (options.ceiling && options.only.includes("b")) {
+    try {
+      ceiling = await measureCeiling(options.databaseUrl)
+    } catch (error) {
+      console.log(`Postgres ceiling not measured: ${String(error)}`)
+    }
+  }
+
+  const results = Object.fromEntries(
+    SHAPE_IDS.map((shape) => [shape, { akter: [], dbos: [] }]),
+  ) as unknown as Results
+  const profiles: Array<{ title: string; summary: ProfileSummary }> = []
+  for (const shape of options.only) {
+    // Shape f parks 10,000 executions per trial (minutes each): at most two repetitions.
+    const reps = shape === "f" ? Math.min(options.reps, 2) : options.reps
+    for (let rep = 1; rep <= reps; rep++) {
+      // Alternate who goes first, so drift in the machine's load favours neither side.
+      const order = rep % 2 === 1 ? systems : [...systems].reverse()
+      for (const system of order) {
+        process.stdout.write(`(${shape}) ${system} run ${rep}/${reps} … `)
+        const run = await runTrial(options, system, shape, rep, runId)
+        results[shape][system].push(run)
+        if (run.result !== undefined) {
+          const metric = HEADLINES[shape].metric[system]
+          console.log(
+            `${number(run.result.metrics[metric] ?? Number.NaN)} ${HEADLINES[shape].unit}`,
+          )
+        } else console.log(`failed:\n${run.error}`)
+        if (run.profile !== undefined && rep === 1) {
+          profiles.push({ title: `akter (${shape})`, summary: await summarizeProfile(run.profile) })
+        }
+      }
+    }
+  }
+
+  console.log("")
+  if (options.scale !== 1)
+    console.log(`SMOKE RUN: every count divided by ${options.scale}; not a measurement.\n`)
+  printTable(options, results, ceiling)
+  printNoise(options, results)
+  printDetails(options, results)
+  for (const { title, summary } of profiles)
+    console.log(["", ...formatProfile(title, summary)].join("\n"))
+
+  await mkdir(resultsDir, { recursive: true })
+  await writeFile(
+    join(resultsDir, "last-run.json"),
+    `${JSON.stringify({ runId, options, ceiling, results, profiles }, null, 2)}\n`,
+  )
+  if (options.json !== undefined) {
+    await writeFile(options.json, `${JSON.stringify(jsonOf(options, results), null, 2)}\n`)
+    console.log(`\nwrote ${options.json}`)
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error)
+  process.exit(2)
+})

@@ -1,0 +1,48 @@
+/**
+ * The workflow shapes of issue 8, with the parameters both sides run them at, and what a trial
+ * reports back. akter's trial (`akterTrial.ts`) and the peer's (`peers/dbosTrial.ts`) implement the
+ * same shapes from these numbers; `run.ts` runs them alternately and compares.
+ */
+
+export type ShapeId = "a" | "b" | "c" | "d" | "e" | "f" | "g"
+
+export const SHAPE_IDS: readonly ShapeId[] = ["a", "b", "c", "d", "e", "f", "g"]
+
+export const SHAPES = {
+  /** One 3-activity workflow at a time: latency from start to result. */
+  a: { title: "3 activities, one at a time", workflows: 500, warmup: 25 },
+  /** Many 3-activity workflows, a fixed number in flight (each client loop starts, awaits, repeats). */
+  b: { title: "3 activities, concurrency 32", workflows: 2000, concurrency: 32, warmup: 64 },
+  /** One long workflow of sequential activities, and a short one, timed start to result. */
+  c: { title: "sequential activities", long: 200, short: 20, shortRuns: 5, warmup: 2 },
+  /** A workflow parked on an event: latency from the emit to the code after the wait. */
+  d: { title: "emit → wait wake-up", samples: 200, warmup: 10 },
+  /** Durable sleeps of 1 s started together: how late the code after each sleep runs. */
+  e: { title: "1,000 sleeps of 1 s", sleeps: 1000, sleepMs: 1000, startConcurrency: 32 },
+  /** Executions parked on an event that never comes: the runner's memory growth. */
+  f: { title: "10,000 suspended executions", executions: 10_000, startConcurrency: 64 },
+  /** Statements and commits, counted, for 3-, 20- and 200-activity workflows one at a time. */
+  g: { title: "SQL per activity step", steps: [3, 20, 200] as const, runs: 3 },
+} as const
+
+export type System = "akter" | "dbos"
+
+export interface TrialRequest {
+  readonly shape: ShapeId
+  readonly databaseUrl: string
+  /** Shrinks every count by this factor (a quick smoke run); 1 for real measurements. */
+  readonly scale: number
+}
+
+/** The activities a workflow of `steps` steps runs, named the same on both sides. */
+export const stepName = (index: number) => `s${index + 1}`
+
+export const scaled = (count: number, scale: number) => Math.max(1, Math.round(count / scale))
+
+/** What one trial measured: named figures, plus optional detail for the report. */
+export interface TrialResult {
+  readonly shape: ShapeId
+  readonly system: System
+  readonly metrics: Readonly<Record<string, number>>
+  readonly detail?: unknown
+}
