@@ -18,6 +18,10 @@ import { FIELD_NAME, isReservedName } from "./names.js"
 import { setEntry, type PlainValue } from "./plainValue.js"
 import type { ManifestPath } from "./sourcePositions.js"
 
+/** Text jsonb can hold: no NUL, no lone surrogate (a UTF-8 round trip would replace it). */
+const isStorableText = (text: string) =>
+  !text.includes("\0") && Buffer.from(text, "utf8").toString("utf8") === text
+
 /** A use of a named type inside a type expression. */
 export interface RefUse {
   readonly name: string
@@ -291,6 +295,8 @@ const parseEnum = (
     return undefined
   }
   const values: string[] = []
+  // A set, not `values.includes`: a hostile enum of 100 000 values must not cost 10^10 steps.
+  const seen = new Set<string>()
   let valid = true
   body.forEach((item, index) => {
     if (typeof item !== "string") {
@@ -303,12 +309,24 @@ const parseEnum = (
         },
       )
       valid = false
-    } else if (values.includes(item)) {
+    } else if (seen.has(item)) {
       report.error([...path, index], "invalid-type", `enum value "${item}" is listed twice`, {
         hint: "list each value once",
       })
       valid = false
-    } else values.push(item)
+    } else if (!isStorableText(item)) {
+      // The canonical manifest is stored as jsonb, which holds neither.
+      report.error(
+        [...path, index],
+        "invalid-type",
+        `enum value ${JSON.stringify(item)} holds a NUL character or a lone surrogate`,
+        { hint: "enum values are stored in the database: use printable text" },
+      )
+      valid = false
+    } else {
+      seen.add(item)
+      values.push(item)
+    }
   })
   return valid ? { type: { kind: "enum", values }, depth } : undefined
 }
