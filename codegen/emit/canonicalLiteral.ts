@@ -5,7 +5,6 @@
  * Every named type, error payload and event payload whose structure occurs more than once becomes
  * one constant, and the literal refers to it; the data is the same, only written once.
  */
-import { canonicalJson } from "../../runtime/model/canonicalJson.js"
 import { canonicalType } from "../../runtime/model/canonicalType.js"
 import { SCALAR_KINDS, type TypeNode } from "../../runtime/model/typeModel.js"
 import type { OwnerPlan } from "./ownerPlan.js"
@@ -37,18 +36,65 @@ const isWorthSharing = (type: TypeNode): boolean => type.kind === "object" || ty
 
 const lowerFirst = (name: string): string => name[0]!.toLowerCase() + name.slice(1)
 
-/** How often each structure occurs at a type position of `value`, by its canonical JSON. */
-const countStructures = (value: unknown, counts: Map<string, number>): void => {
+/**
+ * Numbers structures: two canonical types get the same number exactly when they are equal. Each
+ * node is numbered from its parts' numbers, so numbering a whole manifest is linear in its size.
+ */
+const structureNumbering = (): ((type: TypeNode) => number) => {
+  const numbers = new WeakMap<TypeNode, number>()
+  const bySignature = new Map<string, number>()
+  const numberOf = (type: TypeNode): number => {
+    const known = numbers.get(type)
+    if (known !== undefined) return known
+    let signature: string
+    switch (type.kind) {
+      case "object":
+        signature = `object:${Object.entries(type.fields)
+          .map(
+            ([name, field]) =>
+              `${JSON.stringify(name)}${field.optional ? "?" : ""}=${numberOf(field.type)}`,
+          )
+          .join(",")}`
+        break
+      case "array":
+        signature = `array:${numberOf(type.items)}`
+        break
+      case "record":
+        signature = `record:${numberOf(type.values)}`
+        break
+      case "oneOf":
+        signature = `oneOf:${type.variants.map(numberOf).join(",")}`
+        break
+      case "enum":
+        signature = `enum:${JSON.stringify(type.values)}`
+        break
+      default:
+        signature = type.kind
+    }
+    const number = bySignature.get(signature) ?? bySignature.size
+    bySignature.set(signature, number)
+    numbers.set(type, number)
+    return number
+  }
+  return numberOf
+}
+
+/** How often each structure occurs at a type position of `value`, by its number. */
+const countStructures = (
+  value: unknown,
+  numberOf: (type: TypeNode) => number,
+  counts: Map<number, number>,
+): void => {
   if (Array.isArray(value)) {
-    for (const item of value) countStructures(item, counts)
+    for (const item of value) countStructures(item, numberOf, counts)
     return
   }
   if (typeof value !== "object" || value === null) return
   if (isTypeNode(value)) {
-    const key = canonicalJson(value)
-    counts.set(key, (counts.get(key) ?? 0) + 1)
+    const number = numberOf(value)
+    counts.set(number, (counts.get(number) ?? 0) + 1)
   }
-  for (const member of Object.values(value)) countStructures(member, counts)
+  for (const member of Object.values(value)) countStructures(member, numberOf, counts)
 }
 
 /**
@@ -78,32 +124,33 @@ export const canonicalLiteral = (plan: OwnerPlan): CanonicalLiteral => {
       type: error.payload,
     })),
   ]
-  const counts = new Map<string, number>()
-  countStructures(plan.canonical, counts)
-  const byStructure = new Map<string, string>()
-  const chosen: { name: string; docs: string; form: TypeNode; key: string }[] = []
+  const numberOf = structureNumbering()
+  const counts = new Map<number, number>()
+  countStructures(plan.canonical, numberOf, counts)
+  const byStructure = new Map<number, string>()
+  const chosen: { name: string; docs: string; form: TypeNode; key: number }[] = []
   for (const candidate of candidates) {
     const form = canonicalType(candidate.type, named)
-    const key = canonicalJson(form)
+    const key = numberOf(form)
     if (!isWorthSharing(form) || byStructure.has(key) || (counts.get(key) ?? 0) < 2) continue
     byStructure.set(key, candidate.name)
     chosen.push({ name: candidate.name, docs: candidate.docs, form, key })
   }
   const referenceTo =
-    (except?: string) =>
+    (except?: number) =>
     (part: unknown): string | undefined => {
       if (!isTypeNode(part)) return undefined
-      const key = canonicalJson(part)
+      const key = numberOf(part)
       return key === except ? undefined : byStructure.get(key)
     }
   // A constant may refer to another only if that one is declared first: order them so.
   const shared: SharedType[] = []
-  const declared = new Set<string>()
+  const declared = new Set<number>()
   const declare = (entry: (typeof chosen)[number]): void => {
     if (declared.has(entry.key)) return
     declared.add(entry.key)
-    const inner = new Map<string, number>()
-    for (const member of Object.values(entry.form)) countStructures(member, inner)
+    const inner = new Map<number, number>()
+    for (const member of Object.values(entry.form)) countStructures(member, numberOf, inner)
     for (const other of chosen) if (inner.has(other.key)) declare(other)
     shared.push({
       name: entry.name,

@@ -17,7 +17,8 @@ export const clientFileNames = (plan: OwnerPlan): string[] => [
   "effectClient",
 ]
 
-const startExample = (plan: OwnerPlan, clientName: string): string[] => {
+/** Lines of a TSDoc example that makes the Promise client and starts the first workflow. */
+export const startExample = (plan: OwnerPlan, clientName: string): string[] => {
   const workflow = plan.workflows[0]
   if (workflow === undefined) {
     return [

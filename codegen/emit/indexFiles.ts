@@ -4,7 +4,7 @@
  * the list of their registrations, for a runner that serves them all).
  */
 import { hashOf } from "../../runtime/model/hash.js"
-import { clientFileNames } from "./clientFile.js"
+import { clientFileNames, startExample } from "./clientFile.js"
 import { OWNER_MEMBERS, ROOT_REGISTRATIONS } from "./names.js"
 import type { OwnerPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
@@ -21,6 +21,9 @@ const ownerObjectDocs = (plan: OwnerPlan): string => {
         `- \`${plan.owner}.${workflow.name}.implement({ activities, body })\`: the implementation of workflow \`${workflow.name}\` a runner serves.`,
     ),
     `- \`${plan.owner}.registration\`: what the runtime knows about this owner, checked against its hashes.`,
+    "",
+    "@example",
+    ...startExample(plan, `${plan.folder}s`),
   ]
   return lines.join("\n")
 }

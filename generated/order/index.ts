@@ -18,5 +18,10 @@ export type { FulfillActivities, FulfillDefinition, FulfillSteps } from "./workf
  * - `Order.fulfill.implement({ activities, body })`: the implementation of workflow `fulfill`
  *   a runner serves.
  * - `Order.registration`: what the runtime knows about this owner, checked against its hashes.
+ *
+ * @example
+ * const orders = Order.client(akter)
+ * const execution = await orders.fulfill.start(ownerId, input)
+ * const result = await execution.result()
  */
 export const Order = { registration, client, effectClient, fulfill } as const

@@ -23,5 +23,10 @@ export type {
  *   workflow `billingCycle` a runner serves.
  * - `Subscription.registration`: what the runtime knows about this owner, checked against its
  *   hashes.
+ *
+ * @example
+ * const subscriptions = Subscription.client(akter)
+ * const execution = await subscriptions.billingCycle.start(ownerId, input)
+ * const result = await execution.result()
  */
 export const Subscription = { registration, client, effectClient, billingCycle } as const

@@ -18,5 +18,10 @@ export type { SignUpActivities, SignUpDefinition, SignUpSteps } from "./workflow
  * - `User.signUp.implement({ activities, body })`: the implementation of workflow `signUp` a
  *   runner serves.
  * - `User.registration`: what the runtime knows about this owner, checked against its hashes.
+ *
+ * @example
+ * const users = User.client(akter)
+ * const execution = await users.signUp.start(ownerId, input)
+ * const result = await execution.result()
  */
 export const User = { registration, client, effectClient, signUp } as const

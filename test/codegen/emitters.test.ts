@@ -26,7 +26,7 @@ import {
   string,
 } from "./exampleModels.js"
 import { createTempProject, type TempProject } from "./tempProject.js"
-import { REPO, typeCheck } from "./typeCheck.js"
+import { errorsUnder, REPO, typeCheck } from "./typeCheck.js"
 
 const projects: TempProject[] = []
 afterEach(() => {
@@ -225,7 +225,7 @@ describe("the generated registrations", () => {
 })
 
 describe("names in generated code", () => {
-  it("imports library names under an alias when a manifest declares the same name, and still compiles", async () => {
+  it("aliases library names a manifest also declares, quotes step names that are not identifiers, and compiles", async () => {
     const yaml = [
       "akter: 1",
       "owner: Clash",
@@ -248,6 +248,9 @@ describe("names in generated code", () => {
       "      duration: { kind: wait, event: Duration, timeout: 1d }",
       "      activity: { kind: wait, event: Activity }",
       "      pause: { kind: sleep }",
+      "      fraud-check.v2: { kind: activity, input: { score: number }, output: { ok: boolean } }",
+      "      cool-off: { kind: sleep, duration: 5m }",
+      "      pick: { kind: race, output: { winner: string } }",
       "",
     ].join("\n")
     const loaded = loadManifestSources([{ file: "manifests/clash.yaml", text: yaml }])
@@ -265,10 +268,28 @@ describe("names in generated code", () => {
     expect(workflows).toContain(
       "option(options?: TimedWaitOptions<Option>): EffectEffect.Effect<EffectOption.Option<Option>>",
     )
+    expect(workflows).toContain(
+      '"fraud-check.v2"(input: RunFraudCheckV2Input): EffectEffect.Effect<RunFraudCheckV2Output>',
+    )
+    expect(workflows).toContain("pause(duration: EffectDuration.Input): EffectEffect.Effect<void>")
+    expect(workflows).toContain(
+      '"cool-off"(duration?: EffectDuration.Input): EffectEffect.Effect<void>',
+    )
+    expect(workflows).toContain(
+      "pick(branches: readonly EffectEffect.Effect<RunPickOutput>[]): EffectEffect.Effect<RunPickOutput>",
+    )
+    expect(workflows).toContain(
+      'readonly "fraud-check.v2": AkterActivity<RunFraudCheckV2Input, RunFraudCheckV2Output, never>',
+    )
+    expect(project.read("generated/clash/registration.ts")).toContain(
+      '"cool-off": { durationMs: 300_000 }',
+    )
     const types = project.read("generated/clash/types.ts")
     expect(types).toContain("export type Json =")
     expect(types).toContain("readonly tags: { readonly [key: string]: string }")
-    expect(typeCheck([join(project.root, "generated/index.ts")])).toEqual([])
+    expect(
+      errorsUnder(typeCheck([join(project.root, "generated/index.ts")]), project.root),
+    ).toEqual([])
   })
 
   it("refuses what generated code cannot declare, located in the manifest", () => {

@@ -22,6 +22,15 @@ export const repoCompilerOptions = (): ts.CompilerOptions => {
   return ts.parseJsonConfigFileContent(config.config, ts.sys, REPO).options
 }
 
+/**
+ * Only the errors in files under `folder`: other files (the runtime) may be someone's work in
+ * progress, and what these tests prove is that generated code and its users compile.
+ */
+export const errorsUnder = (errors: readonly TypeError[], ...folders: readonly string[]) =>
+  errors
+    .filter((error) => folders.some((folder) => error.file.startsWith(folder)))
+    .map((error) => `${error.file}:${error.line}: ${error.message}`)
+
 export const typeCheck = (
   rootFiles: readonly string[],
   replaced: ReadonlyMap<string, string> = new Map(),
