@@ -19,9 +19,15 @@ import {
   UnknownEvent,
 } from "../../runtime/errors.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
-import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
-import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
-import { makeVault, tableCounts, type TableCounts, type Vault } from "./vaultWorkflows.js"
+import type { TestAkter } from "../../runtime/testing/index.js"
+import { describeEachBackend } from "../support/backends.js"
+import {
+  makeVault,
+  openTestAkter,
+  tableCounts,
+  type TableCounts,
+  type Vault,
+} from "./vaultWorkflows.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any
@@ -63,19 +69,8 @@ describeEachBackend("client refusals", (backend) => {
   let vault: Vault
   let akter: TestAkter
   let client: AnyClient
-  let drop: (() => Promise<void>) | undefined
 
-  const openAkter = async (options: { maxPayloadBytes?: number } = {}) => {
-    if (backend !== "postgres") return testAkter(options)
-    const database = await createPostgresDatabase()
-    const opened = await testAkter({ ...options, databaseUrl: database.url })
-    const close = opened.close
-    opened.close = async () => {
-      await close()
-      await database.drop()
-    }
-    return opened
-  }
+  const openAkter = (options: { maxPayloadBytes?: number } = {}) => openTestAkter(backend, options)
 
   beforeAll(async () => {
     vault = await makeVault()
@@ -85,7 +80,6 @@ describeEachBackend("client refusals", (backend) => {
 
   afterAll(async () => {
     await akter?.close()
-    await drop?.()
   })
 
   it("refuses an input failing its schema with the field path, and writes nothing", async () => {

@@ -1,12 +1,14 @@
 /**
- * Implementations of test/fixtures/hostile/{vault,ledger}.yaml, and the row counts the hostile,
- * tenant and retention suites compare before and after a call.
+ * Implementations of test/fixtures/hostile/{vault,ledger}.yaml, the row counts the hostile, tenant
+ * and retention suites compare before and after a call, and a fresh database per suite or test.
  */
 import { readFileSync } from "node:fs"
 import { Effect } from "effect"
 import { sql } from "kysely"
 import { implementWorkflow, type WorkflowImplementation } from "../../runtime/index.js"
-import { internalsOf, type Akter } from "../../runtime/akter.js"
+import { internalsOf, type Akter, type AkterOptions } from "../../runtime/akter.js"
+import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
+import { createPostgresDatabase, type BackendName } from "../support/backends.js"
 import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { registrationsFromYaml } from "../support/registrationFromYaml.js"
 
@@ -23,9 +25,12 @@ export interface Vault {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Wf = any
 
-export const makeVault = async (): Promise<Vault> => {
+export const VAULT_YAML = fixture("vault.yaml")
+
+/** Registrations and implementations of the fixtures; `vaultYaml` replaces vault.yaml's text. */
+export const makeVault = async (vaultYaml: string = VAULT_YAML): Promise<Vault> => {
   const registrations = await registrationsFromYaml({
-    "test/fixtures/hostile/vault.yaml": fixture("vault.yaml"),
+    "test/fixtures/hostile/vault.yaml": vaultYaml,
     "test/fixtures/hostile/ledger.yaml": fixture("ledger.yaml"),
   })
   const vault = registrations["Vault"]!
@@ -86,4 +91,23 @@ export const tableCounts = async (akter: Akter): Promise<TableCounts> => {
     counts[table] = rows[0]!.n
   }
   return counts
+}
+
+/**
+ * A test handle on a fresh database of the backend: in-memory PGlite, or a Postgres database of its
+ * own that `close()` drops.
+ */
+export const openTestAkter = async (
+  backend: BackendName,
+  options: AkterOptions = {},
+): Promise<TestAkter> => {
+  if (backend !== "postgres") return testAkter(options)
+  const database = await createPostgresDatabase()
+  const opened = await testAkter({ ...options, databaseUrl: database.url })
+  const close = opened.close
+  opened.close = async () => {
+    await close()
+    await database.drop()
+  }
+  return opened
 }
