@@ -7,8 +7,9 @@
  *   npm run bench -- [--only a,b] [--no-peer] [--reps N] [--json FILE] [--profile] [--no-ceiling]
  *                    [--scale N]
  *
- * Shape f runs at most twice (it parks 10,000 executions per trial). `--profile` writes a CPU profile of every akter trial (bench/results/profiles/) and prints where
- * the time went; `--scale N` divides every count by N (a smoke run, not a measurement).
+ * Shape f runs at most twice (it parks 10,000 executions per trial). `--profile` writes a CPU
+ * profile of the measured window of shapes a, b and c on both sides (bench/results/profiles/) and
+ * prints where the time went; `--scale N` divides every count by N (a smoke run, not a measurement).
  */
 import { execFileSync, fork } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -139,22 +140,19 @@ const runTrial = async (
   const database = await createBenchDatabase(options.databaseUrl, `${system}_bench`)
   const load = loadavg()[0]!
   const profileDir = join(resultsDir, "profiles", runId)
-  const profileName = `${shape}-${rep}.cpuprofile`
-  const profiling = options.profile && system === "akter"
+  const profileFile = join(profileDir, `${system}-${shape}-${rep}.cpuprofile`)
+  const profiling = options.profile && (shape === "a" || shape === "b" || shape === "c")
   if (profiling) await mkdir(profileDir, { recursive: true })
   try {
-    const request = { shape, databaseUrl: database.url, scale: options.scale }
+    const request = {
+      shape,
+      databaseUrl: database.url,
+      scale: options.scale,
+      ...(profiling ? { profileFile } : {}),
+    }
     const child = fork(TRIAL_FILES[system], [JSON.stringify(request)], {
       cwd: join(here, ".."),
-      execArgv: [
-        "--import",
-        "tsx",
-        "--expose-gc",
-        "--no-deprecation",
-        ...(profiling
-          ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${profileName}`]
-          : []),
-      ],
+      execArgv: ["--import", "tsx", "--expose-gc", "--no-deprecation"],
       env: { ...process.env, AKTER_LOG: "warn" },
       stdio: ["ignore", "inherit", "pipe", "ipc"],
     })
@@ -178,7 +176,7 @@ const runTrial = async (
       return {
         result: message.result,
         load,
-        ...(profiling ? { profile: join(profileDir, profileName) } : {}),
+        ...(profiling ? { profile: profileFile } : {}),
       }
     }
     const error =
@@ -533,7 +531,10 @@ const main = async () => {
           )
         } else console.log(`failed:\n${run.error}`)
         if (run.profile !== undefined && rep === 1) {
-          profiles.push({ title: `akter (${shape})`, summary: await summarizeProfile(run.profile) })
+          profiles.push({
+            title: `${system} (${shape}), measured window only`,
+            summary: await summarizeProfile(run.profile),
+          })
         }
       }
     }

@@ -16,6 +16,7 @@ import { percentile } from "./statistics.js"
 import {
   forEachLimited,
   measureWindow,
+  profiled,
   settledMemory,
   sleep,
   until,
@@ -60,13 +61,21 @@ export const markOnce = (map: Map<string, number>, id: string) => {
   if (!map.has(id)) map.set(id, performance.now())
 }
 
-/** A window, plus the system's own counters over exactly the same work. */
-const measured = async <A>(request: TrialRequest, bench: BenchSystem, work: () => Promise<A>) => {
+/**
+ * A window, plus the system's own counters over exactly the same work; `profile` puts the window
+ * under the CPU profiler when the request asks for a profile.
+ */
+const measured = async <A>(
+  request: TrialRequest,
+  bench: BenchSystem,
+  work: () => Promise<A>,
+  profile = false,
+) => {
   let own: { statements: number; commits: number } | undefined
   const { value, cost } = await measureWindow(request.databaseUrl, bench.statementLog, async () => {
     const counters = bench.ownCounters?.()
     const before = counters === undefined ? undefined : { ...counters }
-    const value = await work()
+    const value = await profiled(profile ? request.profileFile : undefined, work)
     const after = bench.ownCounters?.()
     if (before !== undefined && after !== undefined) {
       own = {
@@ -109,13 +118,18 @@ const trials: Record<ShapeId, ShapeTrial> = {
     const count = scaled(workflows, request.scale)
     for (const i of range(warmup)) await bench.runSequential(3, `a-warm-${i}`)
     const latencies: number[] = []
-    const { cost, own } = await measured(request, bench, async () => {
-      for (const i of range(count)) {
-        const startedAt = performance.now()
-        await bench.runSequential(3, `a-${i}`)
-        latencies.push(performance.now() - startedAt)
-      }
-    })
+    const { cost, own } = await measured(
+      request,
+      bench,
+      async () => {
+        for (const i of range(count)) {
+          const startedAt = performance.now()
+          await bench.runSequential(3, `a-${i}`)
+          latencies.push(performance.now() - startedAt)
+        }
+      },
+      true,
+    )
     return {
       metrics: {
         p50Ms: percentile(latencies, 50),
@@ -132,8 +146,11 @@ const trials: Record<ShapeId, ShapeTrial> = {
     const { workflows, concurrency, warmup } = SHAPES.b
     const count = scaled(workflows, request.scale)
     await forEachLimited(range(warmup), concurrency, (i) => bench.runSequential(3, `b-warm-${i}`))
-    const { cost, own } = await measured(request, bench, () =>
-      forEachLimited(range(count), concurrency, (i) => bench.runSequential(3, `b-${i}`)),
+    const { cost, own } = await measured(
+      request,
+      bench,
+      () => forEachLimited(range(count), concurrency, (i) => bench.runSequential(3, `b-${i}`)),
+      true,
     )
     const seconds = cost.wallMs / 1000
     return {
@@ -153,15 +170,15 @@ const trials: Record<ShapeId, ShapeTrial> = {
   c: async (request, bench) => {
     const { long, short, shortRuns, warmup } = SHAPES.c
     for (const i of range(warmup)) await bench.runSequential(short, `c-warm-${i}`)
-    const timed = async (steps: number, ownerId: string) =>
-      (await measured(request, bench, () => bench.runSequential(steps, ownerId))).cost
+    const timed = async (steps: number, ownerId: string, profile = false) =>
+      (await measured(request, bench, () => bench.runSequential(steps, ownerId), profile)).cost
     // A window in the middle of the long run: the statements of a few steps in steady state.
     const traceStart = setTimeout(() => bench.statementLog.startTrace(), 300)
     const traceStop = setTimeout(() => {
       steadyTrace = bench.statementLog.stopTrace()
     }, 330)
     let steadyTrace: unknown[] = []
-    const longCost = await timed(long, "c-long")
+    const longCost = await timed(long, "c-long", true)
     clearTimeout(traceStart)
     clearTimeout(traceStop)
     bench.statementLog.stopTrace()

@@ -32,6 +32,8 @@ export interface TrialRequest {
   readonly databaseUrl: string
   /** Shrinks every count by this factor (a quick smoke run); 1 for real measurements. */
   readonly scale: number
+  /** Where to write a CPU profile of the trial's main window (shapes a, b, c), if anywhere. */
+  readonly profileFile?: string
 }
 
 /** The activities a workflow of `steps` steps runs, named the same on both sides. */

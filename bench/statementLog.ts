@@ -137,12 +137,18 @@ export const logStatements = (client: QueryableClass): StatementLog => {
   let tally = emptyTally()
   let trace: { readonly startedAt: number; readonly entries: TracedStatement[] } | undefined
   const transactions = new WeakMap<object, { open: boolean; wrote: boolean }>()
+  // Statement texts repeat (query builders emit the same text each time): classify each once.
+  const kinds = new Map<string, string>()
   const original = client.prototype.query
   client.prototype.query = function (this: object, ...args: unknown[]) {
     const first = args[0]
     const text = typeof first === "string" ? first : (first as { text?: unknown } | null)?.text
     if (typeof text !== "string") return original.apply(this, args)
-    const kind = statementKind(text)
+    let kind = kinds.get(text)
+    if (kind === undefined) {
+      kind = statementKind(text)
+      if (kinds.size < 10_000) kinds.set(text, kind)
+    }
     let state = transactions.get(this)
     if (state === undefined) {
       state = { open: false, wrote: false }

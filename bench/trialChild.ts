@@ -3,6 +3,8 @@
  * its own CPU clock), reads its request from argv, measures, sends the result to the parent over
  * the IPC channel and exits. Both akter's trial and the peer's use it.
  */
+import { writeFile } from "node:fs/promises"
+import { Session } from "node:inspector/promises"
 import { cpuMsBetween, PostgresCpu } from "./postgresCpu.js"
 import type { StatementLog, StatementSummary } from "./statementLog.js"
 import { summarize, tallySince } from "./statementLog.js"
@@ -70,6 +72,26 @@ export const measureWindow = async <A>(
     }
   } finally {
     await cpu.close()
+  }
+}
+
+/**
+ * Runs `work` under V8's sampling profiler and writes the profile to `file` (nothing when `file` is
+ * undefined): only the measured window, without start-up, module loading or tsx's loader thread.
+ */
+export const profiled = async <A>(file: string | undefined, work: () => Promise<A>): Promise<A> => {
+  if (file === undefined) return work()
+  const session = new Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: 250 })
+  await session.post("Profiler.start")
+  try {
+    return await work()
+  } finally {
+    const { profile } = await session.post("Profiler.stop")
+    await writeFile(file, JSON.stringify(profile))
+    session.disconnect()
   }
 }
 
