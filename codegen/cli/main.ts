@@ -24,6 +24,23 @@ const commands: Readonly<Record<string, Command>> = {
     summary: "serve the workflow implementations a module exports, until SIGTERM",
     load: () => import("./run.js"),
   },
+  diff: {
+    summary: "print every change between the last released manifests and the manifests",
+    load: () => import("./diff.js"),
+  },
+  check: {
+    summary:
+      "prove the manifests can still run every released manifest's executions (exit 1: breaking)",
+    load: () => import("./check.js"),
+  },
+  lock: {
+    summary: "record the manifests as released (--prune --database-url: drop unused ones)",
+    load: () => import("./lock.js"),
+  },
+  migrate: {
+    summary: "apply akter's database migrations",
+    load: () => import("./migrate.js"),
+  },
 }
 
 const usage = (): string => {

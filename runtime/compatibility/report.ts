@@ -141,7 +141,14 @@ const escapeData = (text: string) =>
 const escapeProperty = (text: string) =>
   escapeData(text).replaceAll(":", "%3A").replaceAll(",", "%2C")
 
-const annotation = (
+/**
+ * One GitHub Actions workflow command, its properties and message escaped.
+ *
+ * @example
+ * githubAnnotation("error", [["file", "manifests/akter.lock.json"], ["line", 3], ["col", 5]], "not valid JSON")
+ * // "::error file=manifests/akter.lock.json,line=3,col=5::not valid JSON"
+ */
+export const githubAnnotation = (
   level: "error" | "warning" | "notice",
   properties: readonly [string, string | number][],
   message: string,
@@ -177,10 +184,12 @@ export const formatGithub = (report: CheckReport): string => {
     if (finding.ignored !== undefined) details.push(`ignored: ${finding.ignored.reason}`)
     const message =
       finding.location === undefined ? `${subjectOf(finding)}: ${finding.message}` : finding.message
-    return annotation(level, properties, [message, ...details].join("\n"))
+    return githubAnnotation(level, properties, [message, ...details].join("\n"))
   })
   for (const problem of report.ignoreProblems ?? []) {
-    lines.push(annotation(problem.severity, [["title", `ignore-${problem.kind}`]], problem.message))
+    lines.push(
+      githubAnnotation(problem.severity, [["title", `ignore-${problem.kind}`]], problem.message),
+    )
   }
   return lines.join("\n")
 }

@@ -10,10 +10,10 @@ import { internalsOf } from "../../runtime/akter.js"
 import { IncompatibleDeployment } from "../../runtime/errors.js"
 import { makeOwnerClient, startRunner } from "../../runtime/index.js"
 import { acceptManifests } from "../../runtime/runner/acceptManifests.js"
-import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
+import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
-import { shop, type Shop } from "./shopVersions.js"
+import { payOrders, shop, startWaitingOrders, type Shop } from "./shopVersions.js"
 
 // The client of an untyped (test) registration.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -69,17 +69,7 @@ describeEachBackend("startup acceptance", (backend) => {
   }
 
   describe("with release 1's executions waiting for payment", () => {
-    beforeAll(async () => {
-      const runner = await startRunner({ akter, workflows: [v1.fulfill], pollMs: 20 })
-      try {
-        const client = makeOwnerClient<AnyClient>(akter, v1.registration)
-        await client.fulfill.start("o-1", { orderId: "A" })
-        await client.fulfill.start("o-2", { orderId: "B" })
-        await runUntilIdle(akter, runner)
-      } finally {
-        await runner.close()
-      }
-    })
+    beforeAll(() => startWaitingOrders(akter, v1, ["o-1", "o-2"]))
 
     it("refuses to start a runner that removed a step they recorded, naming workflow, rule, count and oldest start, and records nothing", async () => {
       const open = await openShopExecutions()
@@ -157,15 +147,7 @@ describeEachBackend("startup acceptance", (backend) => {
     })
 
     it("accepts the runner that removed the step once the executions drain, as the newest manifest", async () => {
-      const runner = await startRunner({ akter, workflows: [v2.fulfill], pollMs: 20 })
-      try {
-        const client = makeOwnerClient<AnyClient>(akter, v2.registration)
-        await client.emit("o-1", "Paid", { amount: 100 })
-        await client.emit("o-2", "Paid", { amount: 200 })
-        await runUntilIdle(akter, runner)
-      } finally {
-        await runner.close()
-      }
+      await payOrders(akter, v2, ["o-1", "o-2"])
       expect((await openShopExecutions()).count).toBe(0)
       const before = await manifestRows()
 
