@@ -494,6 +494,21 @@ const jsonOf = (options: Options, results: Results) => {
   return out
 }
 
+/** Every figure of the run so far, with the trials' detail, in bench/results/last-run.json. */
+const saveRaw = async (
+  runId: string,
+  options: Options,
+  ceiling: CeilingResult | undefined,
+  results: Results,
+  profiles: ReadonlyArray<{ title: string; summary: ProfileSummary }> = [],
+) => {
+  await mkdir(resultsDir, { recursive: true })
+  await writeFile(
+    join(resultsDir, "last-run.json"),
+    `${JSON.stringify({ runId, options, ceiling, results, profiles }, null, 2)}\n`,
+  )
+}
+
 const main = async () => {
   const options = parseOptions(process.argv.slice(2))
   const runId = new Date().toISOString().replace(/[:.]/g, "-")
@@ -530,6 +545,8 @@ const main = async () => {
             `${number(run.result.metrics[metric] ?? Number.NaN)} ${HEADLINES[shape].unit}`,
           )
         } else console.log(`failed:\n${run.error}`)
+        // Kept after every trial, so an interrupted run leaves what it measured.
+        await saveRaw(runId, options, ceiling, results)
         if (run.profile !== undefined && rep === 1) {
           profiles.push({
             title: `${system} (${shape}), measured window only`,
@@ -549,11 +566,7 @@ const main = async () => {
   for (const { title, summary } of profiles)
     console.log(["", ...formatProfile(title, summary)].join("\n"))
 
-  await mkdir(resultsDir, { recursive: true })
-  await writeFile(
-    join(resultsDir, "last-run.json"),
-    `${JSON.stringify({ runId, options, ceiling, results, profiles }, null, 2)}\n`,
-  )
+  await saveRaw(runId, options, ceiling, results, profiles)
   if (options.json !== undefined) {
     await writeFile(options.json, `${JSON.stringify(jsonOf(options, results), null, 2)}\n`)
     console.log(`\nwrote ${options.json}`)
