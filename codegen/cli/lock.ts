@@ -7,10 +7,10 @@
 import { rename, writeFile } from "node:fs/promises"
 import { canonicalOwner } from "../../runtime/model/canonicalManifest.js"
 import { outputFormatOf, printInvalidInput, runReporting } from "../compatibility/commandOutput.js"
+import { readManifestsInUse } from "../../runtime/runner/startupCheck.js"
 import {
   databaseUrlProblem,
   describeTarget,
-  readOpenSnapshot,
   withDatabase,
 } from "../compatibility/databaseSession.js"
 import {
@@ -111,18 +111,10 @@ export const run = (args: readonly string[]): Promise<number> =>
     let lock = released.lock
     let pruned: readonly LockedManifest[] = []
     if (databaseUrl !== undefined) {
-      const open = await withDatabase({ databaseUrl }, slowProgress(spec.name), (storage) =>
-        readOpenSnapshot(storage.db),
+      const inUse = await withDatabase({ databaseUrl }, slowProgress(spec.name), (storage) =>
+        readManifestsInUse(storage.db),
       )
-      const outcome = pruneUnused(
-        lock,
-        open.groups.map((group) => ({
-          owner: group.owner,
-          workflow: group.workflow,
-          hash: group.startManifestHash,
-        })),
-        new Set(owners.map((owner) => owner.owner)),
-      )
+      const outcome = pruneUnused(lock, inUse, new Set(owners.map((owner) => owner.owner)))
       lock = outcome.lock
       pruned = outcome.pruned
     }
