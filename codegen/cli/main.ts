@@ -41,6 +41,15 @@ const commands: Readonly<Record<string, Command>> = {
     summary: "apply akter's database migrations",
     load: () => import("./migrate.js"),
   },
+  inspect: {
+    summary: "list executions, or show one with its steps, markers and timer (read-only)",
+    load: () => import("./inspect.js"),
+  },
+  demo: {
+    summary:
+      "the main job: hundreds of executions on embedded PGlite through a runner killed halfway",
+    load: () => import("./demo.js"),
+  },
 }
 
 const usage = (): string => {

@@ -1,0 +1,433 @@
+/**
+ * The read-only queries behind `akter inspect`: list executions with filters, count them by workflow
+ * and status, and show one with its markers, steps and timer. Nothing here writes, so a deployed
+ * tool can point it at a production database; stored values are decoded with storedValues.ts, so a
+ * corrupt row is reported as a defect of its execution rather than failing the query.
+ */
+import { sql, type SelectQueryBuilder } from "kysely"
+import { InvalidExecutionId } from "../errors.js"
+import { decodeExecutionId } from "../model/executionId.js"
+import { placeOwner } from "../owners/routing.js"
+import type { Database, Db, ExecutionStatusColumn, StepKindColumn } from "../storage/database.js"
+import {
+  inspectExit,
+  inspectValue,
+  outcomeOf,
+  type InspectedExit,
+  type InspectedValue,
+  type Outcome,
+} from "./storedValues.js"
+
+/** `open` is running or suspended. */
+export type StatusFilter = ExecutionStatusColumn | "open"
+
+export const STATUS_FILTERS: readonly StatusFilter[] = ["running", "suspended", "finished", "open"]
+
+export interface ExecutionFilter {
+  readonly ownerType?: string
+  readonly ownerId?: string
+  /** Owner ids starting with this text (the demo's run prefix). */
+  readonly ownerIdPrefix?: string
+  readonly workflow?: string
+  readonly status?: StatusFilter
+  /** Newest first, at most this many (default 50). */
+  readonly limit?: number
+}
+
+export interface ExecutionSummary {
+  readonly executionId: string
+  readonly tenant: string
+  readonly ownerType: string
+  readonly ownerId: string
+  readonly workflow: string
+  readonly key: string
+  readonly manifestHash: string
+  readonly status: ExecutionStatusColumn
+  readonly interrupting: boolean
+  /** How a finished execution ended; undefined while it is open. */
+  readonly outcome: Outcome | undefined
+  readonly startedAtMs: number
+  readonly finishedAtMs: number | null
+}
+
+export interface InspectedStep {
+  readonly step: string
+  readonly attempt: number
+  readonly kind: Exclude<StepKindColumn, "version">
+  readonly settled: boolean
+  /** The recorded exit; undefined while the step is pending. */
+  readonly exit: InspectedExit | undefined
+  /** sleep: when it is due; wait: its timeout; a failed activity attempt: when the next may start. */
+  readonly dueAtMs: number | null
+  /** A wait's bookkeeping: the event, the sequence it waits after, the last scanned and the match. */
+  readonly wait:
+    | {
+        readonly event: string
+        readonly after: number
+        readonly scanned: number | null
+        readonly matched: number | null
+      }
+    | undefined
+  readonly startedAtMs: number
+  readonly settledAtMs: number | null
+}
+
+export interface ExecutionDetail extends ExecutionSummary {
+  readonly caller: unknown
+  readonly eventCursor: number
+  readonly input: InspectedValue
+  /** The recorded result of a finished execution. */
+  readonly result: InspectedExit | undefined
+  /** Version markers recorded at start (deleted, like the steps, when the execution finishes). */
+  readonly markers: readonly { readonly name: string; readonly value: number }[]
+  readonly steps: readonly InspectedStep[]
+  /** The execution's timer: when a runner will next look at it. */
+  readonly timer: { readonly dueAtMs: number; readonly attempts: number } | undefined
+  /** Every stored value of this execution that could not be read back, located. */
+  readonly defects: readonly string[]
+}
+
+export const DEFAULT_LIST_LIMIT = 50
+
+/** A LIKE pattern matching text that starts with `prefix` (its `%`, `_` and `\\` taken literally). */
+const startsWith = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+const filtered = <O>(
+  query: SelectQueryBuilder<Database, "akter.executions", O>,
+  filter: ExecutionFilter,
+): SelectQueryBuilder<Database, "akter.executions", O> => {
+  let next = query
+  if (filter.ownerType !== undefined) next = next.where("owner_type", "=", filter.ownerType)
+  if (filter.ownerId !== undefined) next = next.where("owner_id", "=", filter.ownerId)
+  if (filter.ownerIdPrefix !== undefined) {
+    next = next.where("owner_id", "like", startsWith(filter.ownerIdPrefix))
+  }
+  if (filter.workflow !== undefined) next = next.where("workflow", "=", filter.workflow)
+  if (filter.status === "open") next = next.where("status", "<>", "finished")
+  else if (filter.status !== undefined) next = next.where("status", "=", filter.status)
+  return next
+}
+
+const summaryColumns = [
+  "execution_id",
+  "tenant",
+  "owner_type",
+  "owner_id",
+  "workflow",
+  "execution_key",
+  "manifest_hash",
+  "status",
+  "interrupt",
+  "result",
+  "started_at_ms",
+  "finished_at_ms",
+] as const
+
+interface SummaryRow {
+  readonly execution_id: string
+  readonly tenant: string
+  readonly owner_type: string
+  readonly owner_id: string
+  readonly workflow: string
+  readonly execution_key: string
+  readonly manifest_hash: string
+  readonly status: ExecutionStatusColumn
+  readonly interrupt: boolean
+  readonly result: Buffer | null
+  readonly started_at_ms: number
+  readonly finished_at_ms: number | null
+}
+
+const summaryOf = (row: SummaryRow): ExecutionSummary => ({
+  executionId: row.execution_id,
+  tenant: row.tenant,
+  ownerType: row.owner_type,
+  ownerId: row.owner_id,
+  workflow: row.workflow,
+  key: row.execution_key,
+  manifestHash: row.manifest_hash,
+  status: row.status,
+  interrupting: row.interrupt,
+  outcome: row.result === null ? undefined : outcomeOf(inspectExit(row.result)),
+  startedAtMs: row.started_at_ms,
+  finishedAtMs: row.finished_at_ms,
+})
+
+/**
+ * Executions matching `filter`, newest first.
+ *
+ * @example
+ * const open = await listExecutions(db, { workflow: "fulfill", status: "open", limit: 20 })
+ */
+export const listExecutions = async (
+  db: Db,
+  filter: ExecutionFilter = {},
+): Promise<ExecutionSummary[]> => {
+  const rows = await filtered(db.selectFrom("akter.executions").select(summaryColumns), filter)
+    .orderBy("started_at_ms", "desc")
+    .orderBy("execution_id")
+    .limit(filter.limit ?? DEFAULT_LIST_LIMIT)
+    .execute()
+  return rows.map((row) => summaryOf(row))
+}
+
+export interface ExecutionCount {
+  readonly ownerType: string
+  readonly workflow: string
+  readonly status: ExecutionStatusColumn
+  /** Set for finished executions. */
+  readonly outcome: Outcome | undefined
+  readonly count: number
+}
+
+/**
+ * How many executions match `filter`, by owner type, workflow, status and (finished) outcome.
+ * Finished executions' results are decoded to tell the outcome, so narrow the filter on a large
+ * database, or pass `outcomes: false` to count finished executions without reading their results.
+ *
+ * @example
+ * const counts = await countExecutions(db, { ownerIdPrefix: "demo-3f2a-" })
+ */
+export const countExecutions = async (
+  db: Db,
+  filter: Omit<ExecutionFilter, "limit"> = {},
+  options: { readonly outcomes?: boolean } = {},
+): Promise<ExecutionCount[]> => {
+  const open =
+    filter.status === "finished"
+      ? []
+      : await filtered(
+          db
+            .selectFrom("akter.executions")
+            .select(["owner_type", "workflow", "status"])
+            .select((eb) => eb.fn.countAll<number>().as("count")),
+          filter,
+        )
+          .where("status", "<>", "finished")
+          .groupBy(["owner_type", "workflow", "status"])
+          .execute()
+  const counts = new Map<string, ExecutionCount>()
+  for (const row of open) {
+    const entry = {
+      ownerType: row.owner_type,
+      workflow: row.workflow,
+      status: row.status,
+      outcome: undefined,
+      count: Number(row.count),
+    }
+    counts.set(JSON.stringify([row.owner_type, row.workflow, row.status]), entry)
+  }
+  if (options.outcomes === false && filter.status !== "running" && filter.status !== "suspended") {
+    const finished = await filtered(
+      db
+        .selectFrom("akter.executions")
+        .select(["owner_type", "workflow"])
+        .select((eb) => eb.fn.countAll<number>().as("count")),
+      { ...filter, status: "finished" },
+    )
+      .groupBy(["owner_type", "workflow"])
+      .execute()
+    for (const row of finished) {
+      counts.set(JSON.stringify([row.owner_type, row.workflow, "finished"]), {
+        ownerType: row.owner_type,
+        workflow: row.workflow,
+        status: "finished",
+        outcome: undefined,
+        count: Number(row.count),
+      })
+    }
+  } else if (filter.status === undefined || filter.status === "finished") {
+    const finished = await filtered(
+      db.selectFrom("akter.executions").select(["owner_type", "workflow", "result"]),
+      { ...filter, status: "finished" },
+    ).execute()
+    for (const row of finished) {
+      const outcome = outcomeOf(
+        row.result === null ? { _tag: "Unreadable", defect: "" } : inspectExit(row.result),
+      )
+      const key = JSON.stringify([row.owner_type, row.workflow, "finished", outcome])
+      const entry = counts.get(key)
+      counts.set(key, {
+        ownerType: row.owner_type,
+        workflow: row.workflow,
+        status: "finished",
+        outcome,
+        count: (entry?.count ?? 0) + 1,
+      })
+    }
+  }
+  return [...counts.values()].sort(
+    (a, b) =>
+      a.ownerType.localeCompare(b.ownerType) ||
+      a.workflow.localeCompare(b.workflow) ||
+      a.status.localeCompare(b.status) ||
+      (a.outcome ?? "").localeCompare(b.outcome ?? ""),
+  )
+}
+
+const callerOf = (text: string): { caller: unknown; defect?: string } => {
+  try {
+    return { caller: JSON.parse(text) }
+  } catch {
+    return { caller: text, defect: "caller: not JSON" }
+  }
+}
+
+/**
+ * One execution with everything recorded about it, or undefined when no such execution exists.
+ * Throws `InvalidExecutionId` for a string akter did not issue.
+ *
+ * @example
+ * const detail = await showExecution(db, run.executionId)
+ * for (const step of detail?.steps ?? []) console.log(step.step, step.attempt, step.exit)
+ */
+export const showExecution = async (
+  db: Db,
+  executionId: string,
+): Promise<ExecutionDetail | undefined> => {
+  const address = decodeExecutionId(executionId)
+  if (address instanceof InvalidExecutionId) throw address
+  const { routingKey } = placeOwner(address)
+  const row = await db
+    .selectFrom("akter.executions")
+    .select([...summaryColumns, "input", "caller", "event_cursor"])
+    .where("routing_key", "=", routingKey)
+    .where("execution_id", "=", executionId)
+    .executeTakeFirst()
+  if (row === undefined) return undefined
+  const [stepRows, timer] = await Promise.all([
+    db
+      .selectFrom("akter.steps")
+      .select([
+        "step",
+        "attempt",
+        "kind",
+        "exit",
+        "due_at_ms",
+        "wait_event",
+        "wait_after",
+        "scanned",
+        "matched",
+        "version",
+        "started_at_ms",
+        "settled_at_ms",
+      ])
+      .where("routing_key", "=", routingKey)
+      .where("execution_id", "=", executionId)
+      .orderBy("started_at_ms")
+      .orderBy("step")
+      .orderBy("attempt")
+      .execute(),
+    db
+      .selectFrom("akter.outbox")
+      .select(["due_at_ms", "attempts"])
+      .where("routing_key", "=", routingKey)
+      .where("kind", "=", "timer")
+      .where("id", "=", executionId)
+      .executeTakeFirst(),
+  ])
+  const defects: string[] = []
+  const input = inspectValue(row.input)
+  if (!input.readable) defects.push(`input: ${input.defect}`)
+  const result = row.result === null ? undefined : inspectExit(row.result)
+  if (result?._tag === "Unreadable") defects.push(`result: ${result.defect}`)
+  const caller = callerOf(row.caller)
+  if (caller.defect !== undefined) defects.push(caller.defect)
+  const markers: { name: string; value: number }[] = []
+  const steps: InspectedStep[] = []
+  for (const step of stepRows) {
+    if (step.kind === "version") {
+      markers.push({ name: step.step, value: step.version ?? 0 })
+      continue
+    }
+    const exit = step.exit === null ? undefined : inspectExit(step.exit)
+    if (exit?._tag === "Unreadable") {
+      defects.push(`step ${step.step} attempt ${step.attempt}: ${exit.defect}`)
+    }
+    steps.push({
+      step: step.step,
+      attempt: step.attempt,
+      kind: step.kind,
+      settled: step.exit !== null,
+      exit,
+      dueAtMs: step.due_at_ms,
+      wait:
+        step.wait_event === null
+          ? undefined
+          : {
+              event: step.wait_event,
+              after: step.wait_after ?? 0,
+              scanned: step.scanned,
+              matched: step.matched,
+            },
+      startedAtMs: step.started_at_ms,
+      settledAtMs: step.settled_at_ms,
+    })
+  }
+  return {
+    ...summaryOf(row),
+    caller: caller.caller,
+    eventCursor: row.event_cursor,
+    input,
+    result,
+    markers: markers.sort((a, b) => a.name.localeCompare(b.name)),
+    steps,
+    timer: timer === undefined ? undefined : { dueAtMs: timer.due_at_ms, attempts: timer.attempts },
+    defects,
+  }
+}
+
+/** A step row as the demo's crash check sees it: which attempt, and whether it was settled. */
+export interface RecordedStep {
+  readonly executionId: string
+  readonly step: string
+  readonly attempt: number
+  readonly kind: StepKindColumn
+  readonly settled: boolean
+}
+
+/**
+ * Every step row of the executions matching `filter` (markers included), at one moment.
+ *
+ * @example
+ * const atTheCrash = await recordedSteps(db, { ownerIdPrefix: "demo-3f2a-" })
+ */
+export const recordedSteps = async (
+  db: Db,
+  filter: Omit<ExecutionFilter, "limit"> = {},
+): Promise<RecordedStep[]> => {
+  const ids = filtered(db.selectFrom("akter.executions").select("execution_id"), filter)
+  const rows = await db
+    .selectFrom("akter.steps")
+    .select(["execution_id", "step", "attempt", "kind"])
+    .select((eb) => eb("exit", "is not", null).as("settled"))
+    .where("execution_id", "in", ids)
+    .execute()
+  return rows.map((row) => ({
+    executionId: row.execution_id,
+    step: row.step,
+    attempt: row.attempt,
+    kind: row.kind,
+    settled: row.settled === true,
+  }))
+}
+
+/** Whether a start step of a matching owner's execution is staged and not yet relayed. */
+export const hasStagedStarts = async (
+  db: Db,
+  filter: Pick<ExecutionFilter, "ownerIdPrefix">,
+): Promise<boolean> => {
+  let query = db.selectFrom("akter.outbox").select("id").where("kind", "=", "start")
+  if (filter.ownerIdPrefix !== undefined) {
+    query = query.where("owner_id", "like", startsWith(filter.ownerIdPrefix))
+  }
+  return (await query.limit(1).execute()).length > 0
+}
+
+/** Whether akter's tables exist in this database (inspect never migrates). */
+export const hasAkterTables = async (db: Db): Promise<boolean> => {
+  const { rows } = await sql<{
+    found: string | null
+  }>`SELECT to_regclass('akter.executions')::text AS found`.execute(db)
+  return rows[0]?.found != null
+}
