@@ -5,13 +5,22 @@
  * the one accepted last per workflow always stays. Two sweeps at once never both do one batch.
  */
 import { sql } from "kysely"
+import pg from "pg"
 import { describe, expect, it } from "vitest"
 import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
 import { acceptManifests } from "../../runtime/runner/acceptManifests.js"
 import { DEFAULT_KEEP_MS, sweepRetention } from "../../runtime/retention/sweepRetention.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
-import { describeEachBackend } from "../support/backends.js"
+import { encodeExecutionId } from "../../runtime/model/executionId.js"
+import { placeOwner } from "../../runtime/owners/routing.js"
+import { encodeJson } from "../../runtime/storage/codec.js"
+import { testAkter } from "../../runtime/testing/index.js"
+import {
+  createPostgresDatabase,
+  describeEachBackend,
+  describePostgres,
+} from "../support/backends.js"
 import { makeVault, openTestAkter, VAULT_YAML, type Vault } from "../hostile/vaultWorkflows.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -264,8 +273,73 @@ describeEachBackend("retention", (backend) => {
   })
 })
 
-describe("retention options", () => {
-  it("the default keep period is 7 days", () => {
-    expect(DEFAULT_KEEP_MS / DAY_MS).toBe(7)
+describePostgres("retention racing a start", () => {
+  it("waits for a start in flight under an unused manifest instead of deleting it from under it", async () => {
+    const v2Yaml = VAULT_YAML.replace(
+      "    input: { name: string }\n",
+      "    input: { name: string, note?: string }\n",
+    )
+    const [v1, v2] = await Promise.all([makeVault(), makeVault(v2Yaml)])
+    const v1Hash = v1.vault.workflows["listen"]!.hashes.compatibility
+    const database = await createPostgresDatabase()
+    const akter = await testAkter({ databaseUrl: database.url })
+    const starter = new pg.Client({ connectionString: database.url })
+    try {
+      const internals = internalsOf(akter)
+      // v1 was started under once and that execution finished; v2 was accepted after it.
+      const runner = await startRunner({ akter, workflows: v1.workflows, pollMs: 20 })
+      try {
+        const client = makeOwnerClient<AnyClient>(akter, v1.vault)
+        const done = await client.listen.start("o-1", { name: "done" })
+        await runUntilIdle(akter, runner)
+        await client.emit("o-1", "Said", { text: "bye" })
+        expect((await done.result({ timeout: "5 seconds" }))._tag).toBe("Success")
+      } finally {
+        await runner.close()
+      }
+      await acceptManifests(internals, [v2.vault.workflows["listen"]!])
+      akter.advance(8 * DAY_MS)
+
+      // A start under v1 is in flight: its execution row is written, not yet committed, and v1's
+      // manifest row already existed, so the start only read it.
+      const owner = placeOwner({ tenant: "default", ownerType: "Vault", ownerId: "o-2" })
+      const executionId = encodeExecutionId({
+        tenant: "default",
+        ownerType: "Vault",
+        ownerId: "o-2",
+        workflow: "listen",
+        key: "late",
+      })
+      await starter.connect()
+      await starter.query("BEGIN")
+      await starter.query(
+        `INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms)
+         VALUES ($1, 'default', 'Vault', 'o-2', 0)`,
+        [owner.routingKey],
+      )
+      await starter.query(
+        `INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
+           owner_id, workflow, execution_key, manifest_hash, input, caller, event_cursor, status,
+           started_at_ms)
+         VALUES ($1, $2, $3, 'default', 'Vault', 'o-2', 'listen', 'late', $4, $5,
+           '{"tenant":"default"}', 0, 'running', 0)`,
+        [owner.routingKey, executionId, owner.bucket, v1Hash, encodeJson({ name: "late" })],
+      )
+      const started = performance.now()
+      const sweeping = sweepRetention(internals)
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      await starter.query("COMMIT")
+      const report = await sweeping
+      expect(performance.now() - started).toBeGreaterThanOrEqual(400)
+      expect(report.manifests).toBe(0)
+      const { rows } = await sql<{ manifest_hash: string }>`
+        SELECT manifest_hash FROM akter.manifests
+        WHERE workflow = 'listen' AND manifest_hash = ${v1Hash}`.execute(internals.storage.db)
+      expect(rows).toHaveLength(1)
+    } finally {
+      await starter.end().catch(() => {})
+      await akter.close()
+      await database.drop()
+    }
   })
 })
