@@ -45,7 +45,16 @@ const CLIENT_CONCURRENCY = 8
  * then queue behind the passes for PGlite's one session), and resumes work claimed by the dead
  * runner 1.5 s after its last claim.
  */
-const RUNNER_ARGS = ["--poll-ms", "50", "--recovery-ms", "1500", "--lease-ms", "4000"]
+const RUNNER_ARGS = [
+  "--poll-ms",
+  "50",
+  "--recovery-ms",
+  "1500",
+  "--lease-ms",
+  "4000",
+  "--concurrency",
+  "16",
+]
 /** Through the PGlite server every connection queues for one session: a small pool is enough. */
 const PGLITE_RUNNER_POOL = "3"
 /** How often the live view reads the counts. */
