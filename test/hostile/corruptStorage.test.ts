@@ -16,6 +16,8 @@ import {
 } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
 import type { OwnerRegistration } from "../../runtime/model/registration.js"
+import { showExecution } from "../../runtime/inspect/executionQueries.js"
+import { renderExecutionDetail } from "../../runtime/inspect/renderInspection.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
@@ -87,6 +89,10 @@ describeEachBackend("corrupted storage", (backend) => {
     return runs
   }
 
+  /** What `akter inspect EXECUTION_ID` prints. */
+  const inspected = async (executionId: string) =>
+    renderExecutionDetail((await showExecution(db(), executionId))!, akter.now())
+
   const damageExit = async (executionId: string, bytes: Buffer) => {
     await sql`UPDATE akter.steps SET exit = ${bytes}
       WHERE execution_id = ${executionId} AND step = 'keep'`.execute(db())
@@ -131,6 +137,9 @@ describeEachBackend("corrupted storage", (backend) => {
       .execute()
     expect(left.map((row) => row.status)).toEqual(Array(5).fill("finished"))
     expect(runner.live).toBe(0)
+    expect(await inspected(unknownFormat!.executionId)).toMatch(
+      /status\s+finished: defect\n[^]*result\s+Die CorruptStoredValue: stored value is corrupt: unknown format byte 0x99/,
+    )
   })
 
   // Fails until the engine checks the shape of a decoded exit: today replayExit's switch falls
@@ -175,6 +184,20 @@ describeEachBackend("corrupted storage", (backend) => {
     expect(await healthy.result({ timeout: "5 seconds" })).toEqual({
       _tag: "Success",
       value: { text: "fine" },
+    })
+  })
+
+  it("shows a garbage stored input as a defect in akter inspect, and the runner goes on", async () => {
+    const [run, healthy] = await stashAll(["inspect-input", "inspect-healthy"])
+    await sql`UPDATE akter.executions SET input = ${GARBAGE.unknownFormat}
+      WHERE execution_id = ${run!.executionId}`.execute(db())
+    expect(await inspected(run!.executionId)).toMatch(
+      /input\s+DEFECT unreadable input: .*stored value is corrupt: unknown format byte 0x99/,
+    )
+    akter.advance("61 minutes")
+    expect(await healthy!.result({ timeout: "5 seconds" })).toEqual({
+      _tag: "Success",
+      value: { note: "inspect-healthy" },
     })
   })
 
