@@ -15,6 +15,7 @@ import { createAkter, internalsOf, type Akter, type AkterOptions } from "../akte
 import { makeLogger } from "../log.js"
 import { estimatedNow, nowMs } from "../storage/clock.js"
 import type { Runner } from "../runner/runner.js"
+import { showExecution, type ExecutionDetail } from "../inspect/executionQueries.js"
 
 export interface TestAkter extends Akter {
   /** Moves the clock every statement of this handle reads forward; runners are woken to look. */
@@ -66,3 +67,17 @@ export const runUntilIdle = async (
     quiet = runner.live === 0 && rows[0]?.due !== true ? quiet + 1 : 0
   }
 }
+
+/**
+ * Everything recorded about one execution, decoded — its status, markers, every step with its
+ * attempt and exit, the pending timer — as `akter inspect EXECUTION_ID --format json` prints it;
+ * undefined when no such execution exists.
+ *
+ * @example
+ * const detail = await inspectExecution(akter, run.executionId)
+ * expect(detail?.steps.map((step) => [step.step, step.attempt, step.settled])).toEqual([["reserve", 1, true]])
+ */
+export const inspectExecution = (
+  akter: Akter,
+  executionId: string,
+): Promise<ExecutionDetail | undefined> => showExecution(internalsOf(akter).storage.db, executionId)
