@@ -10,6 +10,13 @@ CREATE FUNCTION akter.now_ms(offset_ms bigint) RETURNS bigint
   LANGUAGE sql VOLATILE
   AS $$ SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint + offset_ms $$;
 
+-- Aborts the statement that calls it when `ok` is false: a write composed of several parts uses
+-- it to refuse, as a whole, an outcome its parts cannot express (a held settle that matched no
+-- pending row).
+CREATE FUNCTION akter.require(ok boolean, detail text) RETURNS boolean
+  LANGUAGE plpgsql
+  AS $$ BEGIN IF NOT ok THEN RAISE EXCEPTION 'akter: %', detail; END IF; RETURN true; END $$;
+
 -- One row per owner. `generation` is the fence: the epoch of the one activation allowed to write
 -- the owner's executions; every engine write checks it under this row's lock. `event_sequence` is
 -- the number of the owner's last event.
@@ -104,6 +111,9 @@ CREATE INDEX steps_pending_waits ON akter.steps (routing_key, wait_event)
 
 -- Timers and intents. One keyed timer per execution (`kind = 'timer'`, `id` = execution id), and
 -- staged starts of other workflows (`kind = 'start'`, `id` = the started execution's id).
+-- `poked`: an emit or an interrupt made the timer due now while a pass may be running; a suspend
+-- keeps such a timer due instead of moving it later, so a resume owed is never dropped. A claim
+-- clears it (the pass it starts sees what poked it).
 CREATE TABLE akter.outbox (
   routing_key bigint NOT NULL,
   kind text NOT NULL CHECK (kind IN ('timer', 'start')),
@@ -114,6 +124,7 @@ CREATE TABLE akter.outbox (
   owner_id text NOT NULL,
   due_at_ms bigint NOT NULL,
   attempts integer NOT NULL DEFAULT 0,
+  poked boolean NOT NULL DEFAULT false,
   payload bytea,
   PRIMARY KEY (routing_key, kind, id)
 );

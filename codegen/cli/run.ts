@@ -44,6 +44,11 @@ const spec = {
       "--recovery-ms N",
       "how long a dead runner's work waits before another resumes it (default 30000)",
     ],
+    [
+      "--lease-ms N",
+      "bucket lease: how long a dead runner's buckets wait for a new holder (default 30000)",
+    ],
+    ["--pool-size N", "Postgres connections of this process (default 10)"],
     ["--help", "show this help"],
   ],
 } as const satisfies CommandSpec<Record<string, { type: "string" | "boolean" }>>

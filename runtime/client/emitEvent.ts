@@ -1,6 +1,8 @@
 /**
- * The emit transaction: append the event to the owner's log and, in the same transaction, arm the
+ * The emit transaction: append the event to the owner's log and, in the same transaction, poke the
  * timers of the owner's executions waiting for it, so a wait never misses an event that committed.
+ * Two statements: the first claims the command's receipt and locks the owner (reserving the
+ * sequence); the second, with a snapshot taken after the lock, appends and wakes.
  */
 import { randomUUID } from "node:crypto"
 import { UnknownEvent } from "../errors.js"
@@ -8,16 +10,17 @@ import type { AkterInternals } from "../akter.js"
 import { faultPoint } from "../faults.js"
 import type { Caller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
-import { ensureOwner } from "../owners/ownerStore.js"
 import { placeOwner } from "../owners/routing.js"
-import { appendEvent } from "../events/eventLog.js"
-import { executionsWaitingFor } from "../engine/stepStore.js"
-import { armTimersNow } from "../outbox/outboxStore.js"
-import { notifyBucket } from "../outbox/wakeups.js"
+import { appendEventPart, reserveSequencePart } from "../events/eventLog.js"
+import { waitingForPart } from "../engine/stepStore.js"
+import { pokeTimersPart } from "../outbox/outboxStore.js"
+import { WAKE_CHANNEL } from "../outbox/wakeups.js"
+import { composeStatement } from "../storage/statementParts.js"
+import { sql } from "kysely"
 import type { EmitOptions, EmitReceipt } from "./clientApi.js"
 import { encodePayload } from "./payloads.js"
 import { checkCommandId, checkOwnerId } from "./ownerIds.js"
-import { claimReceipt, completeReceipt } from "./receiptStore.js"
+import { claimReceiptPart, completeReceiptPart, earlierOutcome } from "./receiptStore.js"
 
 export const emitEvent = async (
   internals: AkterInternals,
@@ -47,16 +50,34 @@ export const emitEvent = async (
   const { clock } = internals
   faultPoint("emit.before")
   const sequence = await internals.storage.db.transaction().execute(async (tx) => {
-    await ensureOwner(tx, clock, owner)
-    const receipt = await claimReceipt(tx, clock, owner, commandId, "emit")
-    if (receipt.earlier !== undefined) return Number(receipt.earlier)
-    const appended = await appendEvent(tx, clock, owner, event, encoded.stored)
-    const waiting = await executionsWaitingFor(tx, owner, [event])
-    await armTimersNow(tx, clock, owner, waiting)
-    await completeReceipt(tx, owner, commandId, String(appended))
-    if (waiting.length > 0 && internals.storage.backend === "postgres") {
-      await notifyBucket(tx, owner.bucket)
-    }
+    const receipt = claimReceiptPart(clock, owner, commandId, "emit")
+    const reserved = reserveSequencePart(
+      clock,
+      owner,
+      sql`EXISTS (SELECT 1 FROM ${sql.id(receipt.name)})`,
+    )
+    const claimed = await composeStatement(
+      [receipt, reserved],
+      sql`(SELECT event_sequence FROM ${sql.id(reserved.name)}) AS sequence`,
+    ).execute(tx)
+    const next = claimed.rows[0]?.["sequence"]
+    if (next === null || next === undefined)
+      return Number(await earlierOutcome(tx, owner, commandId))
+    // A new statement, so a new snapshot: every wait registered before the owner lock is seen.
+    const appended = Number(next)
+    const waiting = waitingForPart(owner, event)
+    const poked = pokeTimersPart(clock, owner, waiting.name)
+    await composeStatement(
+      [
+        appendEventPart(clock, owner, appended, event, encoded.stored),
+        waiting,
+        poked,
+        completeReceiptPart(owner, commandId, String(appended)),
+      ],
+      internals.storage.backend === "postgres"
+        ? sql`(SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) WHERE EXISTS (SELECT 1 FROM ${sql.id(poked.name)})) AS notified`
+        : sql`true AS notified`,
+    ).execute(tx)
     return appended
   })
   faultPoint("emit.after")

@@ -1,28 +1,38 @@
 /**
- * The interrupt transaction: set the execution's interrupt flag and arm its timer due now; the next
- * pass runs the compensations and records `Interrupt`. Interrupting a finished execution changes
- * nothing, so interrupt is idempotent and interrupt racing completion leaves one result.
+ * The interrupt: set the execution's interrupt flag and poke its timer due now, in one statement;
+ * the next pass runs the compensations and records `Interrupt`. Interrupting a finished execution
+ * changes nothing, so interrupt is idempotent and interrupt racing completion leaves one result.
+ * The poke keeps the timer due even if a pass suspends at the same moment.
  */
+import { sql } from "kysely"
 import type { AkterInternals } from "../akter.js"
 import { faultPoint } from "../faults.js"
-import { requestInterrupt } from "../engine/executionStore.js"
-import { armTimer } from "../outbox/outboxStore.js"
-import { notifyBucket } from "../outbox/wakeups.js"
+import { requestInterruptPart } from "../engine/executionStore.js"
+import { armTimerPart } from "../outbox/outboxStore.js"
+import { WAKE_CHANNEL } from "../outbox/wakeups.js"
+import { composeStatement, countOf } from "../storage/statementParts.js"
 import type { ResolvedExecution } from "./executionResults.js"
 
 export const interruptExecution = async (
   internals: AkterInternals,
   execution: ResolvedExecution,
 ): Promise<void> => {
-  const { clock } = internals
-  faultPoint("interrupt.before")
-  const flagged = await internals.storage.db.transaction().execute(async (tx) => {
-    const changed = await requestInterrupt(tx, execution.owner.routingKey, execution.executionId)
-    if (!changed) return false
-    await armTimer(tx, clock, execution.owner, execution.executionId, "now")
-    if (internals.storage.backend === "postgres") await notifyBucket(tx, execution.owner.bucket)
-    return true
+  const { owner, executionId } = execution
+  const interrupted = requestInterruptPart(owner.routingKey, executionId)
+  const flagged = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(interrupted.name)})`
+  const timer = armTimerPart(internals.clock, owner, executionId, "now", {
+    when: flagged,
+    poke: true,
   })
+  const select =
+    internals.storage.backend === "postgres"
+      ? sql`${countOf(interrupted.name)} AS flagged,
+          (SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) FROM ${sql.id(interrupted.name)}) AS notified`
+      : sql`${countOf(interrupted.name)} AS flagged`
+  faultPoint("interrupt.before")
+  const { rows } = await composeStatement([interrupted, timer], select).execute(
+    internals.storage.db,
+  )
   faultPoint("interrupt.after")
-  if (flagged) internals.wakeups.wakeBucket(execution.owner.bucket)
+  if (rows[0]?.["flagged"] === 1) internals.wakeups.wakeBucket(owner.bucket)
 }

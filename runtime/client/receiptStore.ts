@@ -1,50 +1,56 @@
 /**
  * Statements on `akter.receipts`: the command ids already applied to an owner, so a client that
- * retries an emit or an interrupt after losing the reply applies it once.
+ * retries an emit after losing the reply applies it once.
  */
 import { sql } from "kysely"
 import type { Tx } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
+import { part, type StatementPart } from "../storage/statementParts.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
+const matchesReceipt = (owner: OwnerPlacement, commandId: string) =>
+  sql`routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
+    AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId} AND command_id = ${commandId}`
+
 /**
- * Records that a command is being applied, or returns the outcome of its earlier application (then
- * the caller applies nothing). The insert comes first, so of two concurrent retries one inserts and
- * the other waits on the key and then reads the first one's outcome.
+ * Records that a command is being applied; empty when it was applied before (then the statement
+ * applies nothing). Of two concurrent retries one inserts, the other waits on the key and finds it.
  */
-export const claimReceipt = async (
-  tx: Tx,
+export const claimReceiptPart = (
   clock: DatabaseClock,
   owner: OwnerPlacement,
   commandId: string,
   kind: string,
-): Promise<{ readonly earlier: string | undefined }> => {
-  const { rows } = await sql<{ inserted: number }>`
-    INSERT INTO akter.receipts (routing_key, tenant, owner_type, owner_id, command_id, kind, outcome,
-      created_at_ms)
-    VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
-      ${commandId}, ${kind}, '', ${nowMs(clock)})
-    ON CONFLICT DO NOTHING
-    RETURNING 1 AS inserted`.execute(tx)
-  if (rows.length > 0) return { earlier: undefined }
-  const earlier = await sql<{ outcome: string }>`
-    SELECT outcome FROM akter.receipts
-    WHERE routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
-      AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}
-      AND command_id = ${commandId}`.execute(tx)
-  return { earlier: earlier.rows[0]?.outcome ?? "" }
-}
+): StatementPart =>
+  part(
+    "receipt",
+    () => sql`INSERT INTO akter.receipts (routing_key, tenant, owner_type, owner_id, command_id, kind,
+        outcome, created_at_ms)
+      VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
+        ${commandId}, ${kind}, '', ${nowMs(clock)})
+      ON CONFLICT DO NOTHING
+      RETURNING 1 AS claimed`,
+  )
 
 /** Stores the outcome a retried command returns. */
-export const completeReceipt = async (
-  tx: Tx,
+export const completeReceiptPart = (
   owner: OwnerPlacement,
   commandId: string,
   outcome: string,
-) => {
-  await sql`
-    UPDATE akter.receipts SET outcome = ${outcome}
-    WHERE routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
-      AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}
-      AND command_id = ${commandId}`.execute(tx)
+): StatementPart =>
+  part(
+    "receipt_done",
+    () => sql`UPDATE akter.receipts SET outcome = ${outcome} WHERE ${matchesReceipt(owner, commandId)}
+      RETURNING 1`,
+  )
+
+/** The outcome of a command applied before (run as its own statement: it sees the earlier commit). */
+export const earlierOutcome = async (
+  tx: Tx,
+  owner: OwnerPlacement,
+  commandId: string,
+): Promise<string | undefined> => {
+  const { rows } = await sql<{ outcome: string }>`
+    SELECT outcome FROM akter.receipts WHERE ${matchesReceipt(owner, commandId)}`.execute(tx)
+  return rows[0]?.outcome
 }

@@ -19,7 +19,8 @@ import {
   replayExit,
   type ResultTypes,
 } from "./recordedExits.js"
-import { beginActivityAttempt, settleStep, type StepRow } from "./stepStore.js"
+import { beginActivityPart, settleStepPart, type StepRow } from "./stepStore.js"
+import { sql } from "kysely"
 import { InterruptRequested } from "./signals.js"
 
 /** The wait before attempt `attempt + 1`: `initial · factor^(attempt-1)`, capped at `max`. */
@@ -154,7 +155,7 @@ export const activityStep =
         let attempt = 1
         let startedAtMs: number | undefined
         if (last !== undefined && last.exit !== null) {
-          const exit = decodeExit(last.exit)
+          const exit = decodeExit(last.exit, step)
           const retryAt = exit._tag === "Success" ? null : last.due_at_ms
           if (retryAt === null) return yield* replayExit(what, registration, types, exit)
           if (env.now() < retryAt) {
@@ -172,12 +173,16 @@ export const activityStep =
         const key = { routingKey: state.routingKey, executionId: state.executionId, step, attempt }
         const known = startedAtMs
         const outcome = yield* Effect.gen(function* () {
-          const begun =
-            known ??
-            (yield* env.write("pending", (tx) =>
-              beginActivityAttempt(tx, env.internals.clock, key),
-            ))
-          if (known === undefined) state.remember(pendingRow(step, attempt, begun))
+          let begun = known
+          if (begun === undefined) {
+            const pending = beginActivityPart(env.internals.clock, key)
+            begun = yield* env.write("pending", {
+              parts: [pending],
+              select: sql`(SELECT started_at_ms FROM ${sql.id(pending.name)}) AS started_at_ms`,
+              read: (row) => Number(row["started_at_ms"]),
+            })
+            state.remember(pendingRow(step, attempt, begun))
+          }
           const ran = yield* runAttempt(env, step, attempt, begun, input, types)
           return ran === undefined ? undefined : { ...ran, startedAtMs: begun }
         }).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
@@ -190,13 +195,10 @@ export const activityStep =
           attempt < policy.attempts
         const retryAtMs = retry ? env.now() + backoffMs(policy!, attempt) : undefined
         const stored = encodeExit(outcome.exit)
-        env.hold(async (tx) => {
-          const settled = await settleStep(tx, env.internals.clock, key, stored, {
-            ...(retryAtMs === undefined ? {} : { retryAtMs }),
-          })
-          if (!settled.won)
-            throw new Error(`${what} attempt ${attempt} was settled by another writer`)
+        const settle = settleStepPart(env.internals.clock, key, stored, {
+          ...(retryAtMs === undefined ? {} : { retryAtMs }),
         })
+        env.hold([settle], [settle.name])
         state.remember({
           ...pendingRow(step, attempt, outcome.startedAtMs),
           exit: stored,

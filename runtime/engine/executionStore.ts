@@ -1,10 +1,12 @@
 /**
- * Every statement that touches `akter.executions`. Writers run inside a transaction the caller
- * holds (fenced for the engine, owner-locked for clients); each says which invariant it keeps.
+ * Every statement that touches `akter.executions`. Writers are parts of one statement (see
+ * statementParts.ts) — fenced for the engine — and each says which invariant it keeps.
  */
 import { sql } from "kysely"
-import type { ExecutionStatusColumn, Queryable, Tx } from "../storage/database.js"
+import type { ExecutionStatusColumn, Queryable } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
+import { part, type StatementPart } from "../storage/statementParts.js"
+import { FENCE } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 export interface ExecutionRow {
@@ -36,28 +38,48 @@ export interface NewExecution {
 }
 
 /**
- * Inserts a new execution with its event cursor at the owner's current sequence, so every event
- * emitted after the start is visible to its waits. A second start of the same id inserts nothing
- * and returns false: it attaches, and nothing is rewritten.
+ * Creates the owner if new and inserts the execution with its event cursor at the owner's current
+ * sequence, so every event emitted after the start is visible to its waits. A second start of the
+ * same id inserts nothing (`inserted` is empty): it attaches, and nothing is rewritten — the parts
+ * conditioned on `inserted` (markers, manifest, timer) write nothing either.
  */
-export const insertExecution = async (
-  tx: Tx,
+export const insertExecutionParts = (
   clock: DatabaseClock,
   execution: NewExecution,
-): Promise<boolean> => {
+): { readonly parts: readonly StatementPart[]; readonly inserted: string } => {
   const { owner } = execution
-  const { rows } = await sql<{ inserted: number }>`
-    INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type, owner_id,
-      workflow, execution_key, manifest_hash, input, caller, event_cursor, status, started_at_ms)
-    SELECT o.routing_key, ${execution.executionId}, ${owner.bucket}, o.tenant, o.owner_type,
-      o.owner_id, ${execution.workflow}, ${execution.key}, ${execution.manifestHash},
-      ${execution.input}, ${execution.caller}, o.event_sequence, 'running', ${nowMs(clock)}
-    FROM akter.owners o
-    WHERE o.routing_key = ${owner.routingKey}::bigint AND o.tenant = ${owner.tenant}
-      AND o.owner_type = ${owner.ownerType} AND o.owner_id = ${owner.ownerId}
-    ON CONFLICT (routing_key, execution_id) DO NOTHING
-    RETURNING 1 AS inserted`.execute(tx)
-  return rows.length > 0
+  const matchesOwner = sql`routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
+    AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}`
+  const created = part(
+    "owner_created",
+    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms)
+      VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
+        ${nowMs(clock)})
+      ON CONFLICT DO NOTHING
+      RETURNING event_sequence`,
+  )
+  // A sibling part's insert is invisible to this statement's reads: take the sequence from either.
+  // Neither has a row when a concurrent start created the owner after this statement's snapshot;
+  // that owner is brand new, so its log starts at 0 for this execution too.
+  const sequence = part(
+    "owner_sequence",
+    () => sql`SELECT event_sequence FROM ${sql.id(created.name)}
+      UNION ALL SELECT event_sequence FROM akter.owners WHERE ${matchesOwner}`,
+  )
+  const inserted = part(
+    "inserted",
+    () => sql`INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
+        owner_id, workflow, execution_key, manifest_hash, input, caller, event_cursor, status,
+        started_at_ms)
+      SELECT ${owner.routingKey}::bigint, ${execution.executionId}, ${owner.bucket}, ${owner.tenant},
+        ${owner.ownerType}, ${owner.ownerId}, ${execution.workflow}, ${execution.key},
+        ${execution.manifestHash}, ${execution.input}, ${execution.caller},
+        COALESCE((SELECT max(event_sequence) FROM ${sql.id(sequence.name)}), 0), 'running',
+        ${nowMs(clock)}
+      ON CONFLICT (routing_key, execution_id) DO NOTHING
+      RETURNING 1 AS inserted`,
+  )
+  return { parts: [created, sequence, inserted], inserted: inserted.name }
 }
 
 export const readExecution = async (
@@ -106,93 +128,74 @@ export const readExecutionState = async (
     .where("execution_id", "=", executionId)
     .executeTakeFirst()
 
-/** A replaying execution shows as running, never as suspended. */
-export const markRunning = async (tx: Tx, routingKey: string, executionId: string) => {
-  await tx
-    .updateTable("akter.executions")
-    .set({ status: "running" })
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .where("status", "=", "suspended")
-    .execute()
+/**
+ * What a pass changes on its execution's row, merged into one update per statement (a row may be
+ * changed only once per statement).
+ */
+export interface ExecutionPatch {
+  /** `running`: a replaying execution shows as running; `suspended`: only a running one suspends. */
+  readonly status?: "running" | "suspended"
+  /** A wait that matched moves the cursor past its event, never back. */
+  readonly cursor?: number
+  /** Moves the execution onto the runner's manifest, only from the manifest the runner judged. */
+  readonly adopt?: { readonly from: string; readonly to: string }
 }
 
-/** Only a running execution suspends; a finished one stays finished. */
-export const markSuspended = async (tx: Tx, routingKey: string, executionId: string) => {
-  await tx
-    .updateTable("akter.executions")
-    .set({ status: "suspended" })
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .where("status", "=", "running")
-    .execute()
-}
+export const executionPatchPart = (
+  routingKey: string,
+  executionId: string,
+  patch: ExecutionPatch,
+): StatementPart =>
+  part("execution", () => {
+    const status =
+      patch.status === "running"
+        ? sql`CASE WHEN status = 'suspended' THEN 'running' ELSE status END`
+        : patch.status === "suspended"
+          ? sql`CASE WHEN status = 'running' THEN 'suspended' ELSE status END`
+          : sql`status`
+    const cursor =
+      patch.cursor === undefined
+        ? sql`event_cursor`
+        : sql`GREATEST(event_cursor, ${patch.cursor}::bigint)`
+    const manifest =
+      patch.adopt === undefined
+        ? sql`manifest_hash`
+        : sql`CASE WHEN manifest_hash = ${patch.adopt.from} THEN ${patch.adopt.to} ELSE manifest_hash END`
+    return sql`UPDATE akter.executions
+      SET status = ${status}, event_cursor = ${cursor}, manifest_hash = ${manifest}
+      WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
+        AND status <> 'finished' AND EXISTS (SELECT 1 FROM ${sql.id(FENCE)})
+      RETURNING status`
+  })
 
 /**
  * Records the result. Exactly one terminal result is recorded: the update matches only while the
- * execution is not finished, and the caller deletes steps and timer only when it matched.
+ * execution is not finished, and the steps and the timer are deleted only when it matched.
  */
-export const finishExecution = async (
-  tx: Tx,
+export const finishExecutionPart = (
   clock: DatabaseClock,
   routingKey: string,
   executionId: string,
   result: Buffer,
-): Promise<boolean> => {
-  const { rows } = await sql<{ finished: number }>`
-    UPDATE akter.executions
-    SET status = 'finished', result = ${result}, finished_at_ms = ${nowMs(clock)}
-    WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
-      AND status <> 'finished'
-    RETURNING 1 AS finished`.execute(tx)
-  return rows.length > 0
-}
+): StatementPart =>
+  part(
+    "finished",
+    () => sql`UPDATE akter.executions
+      SET status = 'finished', result = ${result}, finished_at_ms = ${nowMs(clock)}
+      WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
+        AND status <> 'finished' AND EXISTS (SELECT 1 FROM ${sql.id(FENCE)})
+      RETURNING 1 AS finished`,
+  )
 
 /**
- * Sets the interrupt flag of an open execution; returns false for a finished or unknown one, so an
- * interrupt after completion changes nothing.
+ * Sets the interrupt flag of an open execution; an interrupt after completion matches nothing and
+ * changes nothing.
  */
-export const requestInterrupt = async (
-  tx: Tx,
-  routingKey: string,
-  executionId: string,
-): Promise<boolean> => {
-  const rows = await tx
-    .updateTable("akter.executions")
-    .set({ interrupt: true })
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .where("status", "<>", "finished")
-    .returning("status")
-    .execute()
-  return rows.length > 0
-}
-
-/** A wait that matched an event moves the execution's cursor past it, never back. */
-export const advanceCursor = async (
-  tx: Tx,
-  routingKey: string,
-  executionId: string,
-  sequence: number,
-) => {
-  await sql`
-    UPDATE akter.executions SET event_cursor = GREATEST(event_cursor, ${sequence}::bigint)
-    WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}`.execute(tx)
-}
-
-/** Moves an execution onto the runner's manifest, only from the manifest the runner judged. */
-export const adoptManifest = async (
-  tx: Tx,
-  routingKey: string,
-  executionId: string,
-  from: string,
-  to: string,
-) => {
-  await tx
-    .updateTable("akter.executions")
-    .set({ manifest_hash: to })
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .where("manifest_hash", "=", from)
-    .execute()
-}
+export const requestInterruptPart = (routingKey: string, executionId: string): StatementPart =>
+  part(
+    "interrupted",
+    () => sql`UPDATE akter.executions SET interrupt = true
+      WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
+        AND status <> 'finished'
+      RETURNING 1 AS interrupted`,
+  )

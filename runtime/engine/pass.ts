@@ -15,27 +15,23 @@ import type { Hash } from "../model/hash.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { armTimer, deleteTimer } from "../outbox/outboxStore.js"
-import { notifyFinished } from "../outbox/wakeups.js"
+import { armTimerPart, deleteTimerPart } from "../outbox/outboxStore.js"
+import { FINISHED_CHANNEL } from "../outbox/wakeups.js"
+import { sql } from "kysely"
+import { FENCE } from "../owners/fence.js"
+import { nowMs } from "../storage/clock.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
-import { readManifest, recordStartManifest } from "../storage/manifestStore.js"
+import { readManifest, recordStartManifestPart } from "../storage/manifestStore.js"
 import type { Logger } from "../log.js"
-import {
-  adoptManifest,
-  finishExecution,
-  markRunning,
-  markSuspended,
-  readExecution,
-  readExecutionState,
-} from "./executionStore.js"
+import { finishExecutionPart, readExecution, readExecutionState } from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
 import { PassWriter } from "./passWriter.js"
 import { describeCause } from "./describeDefect.js"
 import { recordableExit } from "./recordedExits.js"
 import { makeStepEnvironment } from "./stepEnvironment.js"
 import { buildSteps } from "./steps.js"
-import { deleteSteps, hasUnseenEvent, readSteps, recordScanned } from "./stepStore.js"
-import { InterruptRequested, PassAbandoned } from "./signals.js"
+import { deleteStepsPart, readSteps, recordScannedPart, unseenEventsPart } from "./stepStore.js"
+import { InterruptRequested, PassAbandoned, RecordedDefect } from "./signals.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 
 export type PassOutcome =
@@ -126,7 +122,7 @@ export const runPass = async (
   if (execution === undefined || execution.status === "finished") return { kind: "finished" }
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
-  const writer = new PassWriter(db, activation, () =>
+  const writer = new PassWriter(db, activation, owner.routingKey, executionId, () =>
     services.mayWrite(owner.bucket) ? undefined : new LeaseExpired(owner.bucket),
   )
   const state = new PassState(
@@ -167,19 +163,13 @@ export const runPass = async (
   }
   if (verdict.adopt) {
     const from = execution.manifest_hash
-    writer.hold(async (tx) => {
-      await recordStartManifest(tx, registration.canonical, registration.hashes.compatibility)
-      await adoptManifest(
-        tx,
-        owner.routingKey,
-        executionId,
-        from,
-        registration.hashes.compatibility,
-      )
-    })
+    writer.hold([
+      recordStartManifestPart(registration.canonical, registration.hashes.compatibility),
+    ])
+    writer.patchExecution({ adopt: { from, to: registration.hashes.compatibility } })
   }
   if (execution.status === "suspended") {
-    writer.hold((tx) => markRunning(tx, owner.routingKey, executionId))
+    writer.patchExecution({ status: "running" })
   }
 
   const env = makeStepEnvironment({
@@ -191,13 +181,18 @@ export const runPass = async (
     ownerOf: services.ownerOf,
   })
   const wf = buildSteps(env)
-  const input = registration.canonical.input === null ? undefined : decodeJson(execution.input)
+  // Unreadable stored input is a defect of this execution, recorded as its result; it must not
+  // throw out of the pass, where the timer would retry it forever.
+  const readInput = Effect.try({
+    try: () => (registration.canonical.input === null ? undefined : decodeJson(execution.input)),
+    catch: (error) => new RecordedDefect(`the stored input is unreadable: ${String(error)}`),
+  }).pipe(Effect.orDie)
 
   let ending: Ending | undefined
   let bodyFiber: Fiber.Fiber<unknown, unknown> | undefined
   const program = Effect.gen(function* () {
     const body = yield* Effect.forkChild(
-      Effect.suspend(() => implementation.body(input as never, wf as never)),
+      Effect.flatMap(readInput, (input) => implementation.body(input as never, wf as never)),
     )
     bodyFiber = body
     const exit = yield* Fiber.await(body)
@@ -297,20 +292,26 @@ const finish = async (
   result: RecordedExit | { readonly _tag: "Interrupt" },
 ): Promise<PassOutcome> => {
   const { internals } = services
-  const stored = encodeJson(result)
+  const finished = finishExecutionPart(
+    internals.clock,
+    state.routingKey,
+    state.executionId,
+    encodeJson(result),
+  )
+  const when = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(finished.name)})`
   try {
-    await state.writer.write("finish", async (tx) => {
-      const finished = await finishExecution(
-        tx,
-        internals.clock,
-        state.routingKey,
-        state.executionId,
-        stored,
-      )
-      if (!finished) return
-      await deleteSteps(tx, state.routingKey, state.executionId)
-      await deleteTimer(tx, state.routingKey, state.executionId)
-      if (internals.storage.backend === "postgres") await notifyFinished(tx, state.executionId)
+    await state.writer.write("finish", {
+      final: true,
+      parts: [
+        finished,
+        deleteStepsPart(state.routingKey, state.executionId, finished.name),
+        deleteTimerPart(state.routingKey, state.executionId, { when }),
+      ],
+      // Callers awaiting the result in other processes hear of it at once (Postgres).
+      select:
+        internals.storage.backend === "postgres"
+          ? sql`(SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId}) FROM ${sql.id(finished.name)}) AS notified`
+          : sql`true AS notified`,
     })
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
@@ -320,9 +321,10 @@ const finish = async (
 }
 
 /**
- * Suspends the execution under the owner lock: records how far parked waits scanned, then arms the
- * timer due now if a parked wait has an event it has not seen (it committed while this pass was
- * suspending), else at the earliest due time, else removes it (untimed waits: an emit re-arms it).
+ * Suspends the execution, in one statement behind the fence: records how far parked waits scanned,
+ * arms the timer due now if a parked wait has an event it has not evaluated, else at the earliest
+ * due time, else removes it (an untimed wait: an emit makes it due). A timer an emit or interrupt
+ * poked meanwhile stays due — it committed after this statement's snapshot, and is the resume owed.
  */
 const suspend = async (
   services: PassServices,
@@ -331,40 +333,41 @@ const suspend = async (
   earliest: number | null,
 ): Promise<PassOutcome> => {
   const { internals } = services
-  const waits = [...parked.entries()].filter(([, p]) => p.scanned !== undefined)
+  const waits = [...parked.entries()].flatMap(([step, p]) =>
+    p.scanned === undefined || p.event === undefined
+      ? []
+      : [{ step, event: p.event, scanned: p.scanned }],
+  )
+  const parts = []
+  let seen = sql<boolean>`false`
+  if (waits.length > 0) {
+    const unseen = unseenEventsPart(state.owner, waits)
+    parts.push(recordScannedPart(state.routingKey, state.executionId, waits), unseen)
+    seen = sql<boolean>`(SELECT seen FROM ${sql.id(unseen.name)})`
+  }
+  const fenced = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(FENCE)})`
+  const armed = armTimerPart(
+    internals.clock,
+    state.owner,
+    state.executionId,
+    sql<number>`CASE WHEN ${seen} THEN ${nowMs(internals.clock)} ELSE ${earliest}::bigint END`,
+    { when: sql`${fenced} AND (${seen} OR ${earliest}::bigint IS NOT NULL)`, respectPoke: true },
+  )
+  parts.push(
+    armed,
+    deleteTimerPart(state.routingKey, state.executionId, {
+      when: sql`${fenced} AND NOT ${seen} AND ${earliest}::bigint IS NULL`,
+      respectPoke: true,
+    }),
+  )
   try {
-    const due = await state.writer.write("park", async (tx) => {
-      for (const [step, p] of waits) {
-        await recordScanned(
-          tx,
-          {
-            routingKey: state.routingKey,
-            executionId: state.executionId,
-            step,
-            attempt: p.attempt,
-          },
-          p.scanned!,
-        )
-      }
-      const unseen = await hasUnseenEvent(
-        tx,
-        state.owner,
-        state.executionId,
-        waits.map(([step]) => step),
-      )
-      await markSuspended(tx, state.routingKey, state.executionId)
-      if (unseen) {
-        await armTimer(tx, internals.clock, state.owner, state.executionId, "now")
-        return "now" as const
-      }
-      if (earliest === null) {
-        await deleteTimer(tx, state.routingKey, state.executionId)
-        return null
-      }
-      await armTimer(tx, internals.clock, state.owner, state.executionId, earliest)
-      return earliest
+    const due = await state.writer.write("park", {
+      parts,
+      execution: { status: "suspended" },
+      select: sql`(SELECT due_at_ms FROM ${sql.id(armed.name)}) AS due_at_ms`,
+      read: (row) => (row["due_at_ms"] === null ? null : Number(row["due_at_ms"])),
     })
-    return { kind: "suspended", dueAtMs: due === "now" ? services.now() : due }
+    return { kind: "suspended", dueAtMs: due }
   } catch (error) {
     return { kind: "abandoned", reason: `suspend failed: ${String(error)}` }
   }

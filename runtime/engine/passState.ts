@@ -17,8 +17,9 @@ import type { StepRow } from "./stepStore.js"
 export interface Parked {
   /** When the step can make progress on its own; `null`: only an event can wake it. */
   readonly dueAtMs: number | null
-  /** Set for waits: the park transaction records how far they scanned. */
+  /** Set for waits: the suspend records how far they scanned, and checks for events beyond. */
   readonly scanned?: number
+  readonly event?: string
   readonly attempt: number
 }
 

@@ -1,17 +1,22 @@
 /**
- * The one way a pass writes. Every write is a short transaction behind the owner's generation fence.
- * Writes that nothing is waiting for — settling a step whose result the body already has — are held
- * back and committed with the pass's next write, so a sequence of activities costs one commit per
- * step: the settle of one step and the pending row of the next travel together. Held writes are
- * never older than a few milliseconds (a timer flushes them), and nothing with an outside effect
- * happens before them: the next activity runs only after the transaction that carries them commits.
+ * The one way a pass writes. Every write is a single statement: the owner's generation fence, the
+ * writes held back from earlier steps, the changes to the execution row, and the write itself,
+ * composed as CTEs (storage/statementParts.ts) — one round trip, one commit. Writes nothing is
+ * waiting for — settling a step whose result the body already has — are held and travel with the
+ * pass's next write, so a sequence of activities costs one commit per step: the settle of one step
+ * and the pending row of the next commit together. Held writes are never older than a few
+ * milliseconds (a timer flushes them), and nothing with an outside effect happens before them: the
+ * next activity runs only after the statement that carries them commits.
  *
- * A failed transaction breaks the writer: it rolled back every held write with it, so the pass's
+ * A failed statement breaks the writer: it rolled back every held write with it, so the pass's
  * memory is ahead of the database, and no later write of that pass may commit.
  */
+import { sql, type RawBuilder } from "kysely"
 import { faultPoint } from "../faults.js"
-import { fenced, type Activation } from "../owners/fence.js"
-import type { Db, Tx } from "../storage/database.js"
+import { FENCE, StaleGeneration, fencePart, type Activation } from "../owners/fence.js"
+import type { Db } from "../storage/database.js"
+import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
+import { executionPatchPart, type ExecutionPatch } from "./executionStore.js"
 
 /** A flush of held writes is never later than this. */
 export const HELD_WRITE_MAX_MS = 5
@@ -23,10 +28,43 @@ export class PassWriterBroken extends Error {
   }
 }
 
-export type HeldWrite = (tx: Tx) => Promise<void>
+export interface PassWrite<A> {
+  readonly parts: readonly StatementPart[]
+  /** Columns the final select adds, e.g. sql`(SELECT started_at_ms FROM pending_3) AS started_at_ms`. */
+  readonly select?: RawBuilder<unknown>
+  readonly read?: (row: Readonly<Record<string, unknown>>) => A
+  /** The statement's own change to the execution row, merged with held changes. */
+  readonly execution?: ExecutionPatch
+  /**
+   * The write records the result: held writes and execution changes are dropped, since the steps
+   * they settle are deleted in the same statement.
+   */
+  readonly final?: boolean
+}
+
+const mergePatches = (a: ExecutionPatch, b: ExecutionPatch): ExecutionPatch => {
+  const cursor =
+    a.cursor === undefined
+      ? b.cursor
+      : b.cursor === undefined
+        ? a.cursor
+        : Math.max(a.cursor, b.cursor)
+  const status = b.status ?? a.status
+  const adopt = b.adopt ?? a.adopt
+  return {
+    ...(status === undefined ? {} : { status }),
+    ...(cursor === undefined ? {} : { cursor }),
+    ...(adopt === undefined ? {} : { adopt }),
+  }
+}
+
+const isEmptyPatch = (patch: ExecutionPatch) =>
+  patch.status === undefined && patch.cursor === undefined && patch.adopt === undefined
 
 export class PassWriter {
-  private held: HeldWrite[] = []
+  private held: StatementPart[] = []
+  private heldSettles: string[] = []
+  private patch: ExecutionPatch = {}
   private flushTimer: ReturnType<typeof setTimeout> | undefined
   private broken: unknown = undefined
   private chain: Promise<unknown> = Promise.resolve()
@@ -36,35 +74,55 @@ export class PassWriter {
   constructor(
     private readonly db: Db,
     private readonly activation: Activation,
+    private readonly routingKey: string,
+    private readonly executionId: string,
     /** Refuses a write before it starts (e.g. the bucket's lease ran out): returns the reason. */
     private readonly guard: () => Error | undefined = () => undefined,
   ) {}
 
   /**
-   * Commits the held writes and then `write`, in one fenced transaction. Writes of one pass are
+   * Commits the held writes and then `write`, in one fenced statement. Writes of one pass are
    * serialized, so they commit in the order the pass issued them. `label` names the write's fault
    * points (`pending.before`, `pending.after`); a write that carries held settles also passes the
    * `settle` points.
    */
-  write<A>(label: string, write: (tx: Tx) => Promise<A>): Promise<A> {
+  write<A>(label: string, write: PassWrite<A>): Promise<A> {
     const run = this.chain.then(async () => {
       if (this.broken !== undefined) throw new PassWriterBroken(this.broken)
-      const guard = this.guard()
-      if (guard !== undefined) {
-        this.break(guard)
-        throw guard
+      const refused = this.guard()
+      if (refused !== undefined) {
+        this.break(refused)
+        throw refused
       }
-      const held = this.takeHeld()
+      const { held, settles, patch } = this.takeHeld()
+      const carried = write.final === true ? [] : held
+      const expected = write.final === true ? [] : settles
+      const execution = write.final === true ? {} : mergePatches(patch, write.execution ?? {})
+      const parts: StatementPart[] = [fencePart(this.activation), ...carried]
+      if (!isEmptyPatch(execution))
+        parts.push(executionPatchPart(this.routingKey, this.executionId, execution))
+      parts.push(...write.parts)
+      // A held settle that matched no pending row aborts the whole statement: nothing commits.
+      const settled =
+        expected.length === 0
+          ? sql`true`
+          : sql`akter.require(NOT EXISTS (SELECT 1 FROM ${sql.id(FENCE)}) OR ${sql.join(
+              expected.map((name) => countOf(name)),
+              sql` + `,
+            )} = ${expected.length}, 'a held settle matched no pending step')`
+      const select = sql`(SELECT count(*) FROM ${sql.id(FENCE)})::int AS fenced, ${settled} AS settled${
+        write.select === undefined ? sql`` : sql`, ${write.select}`
+      }`
       faultPoint(`${label}.before`)
-      if (held.length > 0) faultPoint("settle.before")
+      if (carried.length > 0) faultPoint("settle.before")
       try {
-        const result = await fenced(this.db, this.activation, async (tx) => {
-          for (const heldWrite of held) await heldWrite(tx)
-          return write(tx)
-        })
-        if (held.length > 0) faultPoint("settle.after")
+        const { rows } = await composeStatement(parts, select).execute(this.db)
+        const row = rows[0] ?? {}
+        if (row["fenced"] !== 1)
+          throw new StaleGeneration(this.activation.owner, this.activation.generation)
+        if (carried.length > 0) faultPoint("settle.after")
         faultPoint(`${label}.after`)
-        return result
+        return write.read === undefined ? (undefined as A) : write.read(row)
       } catch (error) {
         this.break(error)
         throw error
@@ -74,17 +132,20 @@ export class PassWriter {
     return run
   }
 
-  /** Holds a write for the next transaction of the pass (or a flush a few milliseconds from now). */
-  hold(write: HeldWrite): void {
-    this.held.push(write)
-    this.flushTimer ??= setTimeout(() => {
-      this.flushTimer = undefined
-      if (this.held.length > 0) this.write("settle", async () => {}).catch(() => {})
-    }, HELD_WRITE_MAX_MS)
+  /**
+   * Holds parts for the next statement of the pass (or a flush a few milliseconds from now).
+   * `settles` names the parts that must each settle one pending step.
+   */
+  hold(parts: readonly StatementPart[], settles: readonly string[] = []): void {
+    this.held.push(...parts)
+    this.heldSettles.push(...settles)
+    this.scheduleFlush()
   }
 
-  get holding(): boolean {
-    return this.held.length > 0
+  /** Holds a change to the execution row for the next statement. */
+  patchExecution(patch: ExecutionPatch): void {
+    this.patch = mergePatches(this.patch, patch)
+    this.scheduleFlush()
   }
 
   /** Drops held writes without committing them (an abandoned pass records nothing more). */
@@ -101,14 +162,25 @@ export class PassWriter {
     return this.broken
   }
 
-  private takeHeld(): HeldWrite[] {
+  private scheduleFlush() {
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined
+      if (this.held.length > 0 || !isEmptyPatch(this.patch)) {
+        this.write("settle", { parts: [] }).catch(() => {})
+      }
+    }, HELD_WRITE_MAX_MS)
+  }
+
+  private takeHeld() {
     if (this.flushTimer !== undefined) {
       clearTimeout(this.flushTimer)
       this.flushTimer = undefined
     }
-    const held = this.held
+    const taken = { held: this.held, settles: this.heldSettles, patch: this.patch }
     this.held = []
-    return held
+    this.heldSettles = []
+    this.patch = {}
+    return taken
   }
 
   private break(cause: unknown) {

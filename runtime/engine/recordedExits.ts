@@ -5,17 +5,27 @@
  * current declared types and rebuilds declared errors as their generated classes.
  */
 import { Cause, Effect, Exit } from "effect"
-import type { RecordedExit } from "../model/exit.js"
+import { isStoredResult, type RecordedExit } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { schemaOf } from "../model/schemaOf.js"
 import type { TypeNode } from "../model/typeModel.js"
-import { decodeJson, encodeJson, jsonBytes } from "../storage/codec.js"
+import { CorruptStoredValue, decodeJson, encodeJson, jsonBytes } from "../storage/codec.js"
 import { describeCause, describeDefect } from "./describeDefect.js"
 import { RecordedDefect } from "./signals.js"
 
 export const encodeExit = (exit: RecordedExit): Buffer => encodeJson(exit)
 
-export const decodeExit = (stored: Buffer): RecordedExit => decodeJson(stored) as RecordedExit
+/**
+ * Reads a recorded step exit; bytes that are not one (corruption, a hand edit) are refused naming
+ * the step, and the body dies of it — a defect of this one execution.
+ */
+export const decodeExit = (stored: Buffer, step: string): RecordedExit => {
+  const exit = decodeJson(stored)
+  if (!isStoredResult(exit) || exit._tag === "Interrupt") {
+    throw new CorruptStoredValue(`step ${step}: not a recorded exit`)
+  }
+  return exit
+}
 
 export interface ResultTypes {
   /** The success type; `null`: no value (void). */

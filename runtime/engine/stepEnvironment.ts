@@ -5,10 +5,11 @@
 import { Effect } from "effect"
 import type { AkterInternals } from "../akter.js"
 import type { OwnerRegistration } from "../model/registration.js"
-import type { Tx } from "../storage/database.js"
+import type { StatementPart } from "../storage/statementParts.js"
+import type { ExecutionPatch } from "./executionStore.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 import type { Parked, PassState } from "./passState.js"
-import type { HeldWrite } from "./passWriter.js"
+import type { PassWrite } from "./passWriter.js"
 import { PassAbandoned } from "./signals.js"
 
 export interface StepEnvironment {
@@ -21,13 +22,15 @@ export interface StepEnvironment {
   readonly now: () => number
   /** The owner registration a `start` step's target belongs to. */
   readonly ownerOf: (ownerType: string) => OwnerRegistration | undefined
-  write<A>(label: string, write: (tx: Tx) => Promise<A>): Effect.Effect<A>
-  hold(write: HeldWrite): void
+  write<A>(label: string, write: PassWrite<A>): Effect.Effect<A>
+  /** Holds parts for the pass's next write; `settles` names those that settle a pending step. */
+  hold(parts: readonly StatementPart[], settles?: readonly string[]): void
+  patchExecution(patch: ExecutionPatch): void
   park(step: string, parked: Parked): Effect.Effect<void>
 }
 
 export const makeStepEnvironment = (
-  base: Omit<StepEnvironment, "write" | "hold" | "park">,
+  base: Omit<StepEnvironment, "write" | "hold" | "park" | "patchExecution">,
 ): StepEnvironment => ({
   ...base,
   // A failed write has already broken the pass's writer; the step dies and the pass abandons.
@@ -36,7 +39,8 @@ export const makeStepEnvironment = (
       try: () => base.state.writer.write(label, write),
       catch: (error) => error,
     }).pipe(Effect.catch((error) => Effect.die(new PassAbandoned(String(error))))),
-  hold: (write) => base.state.writer.hold(write),
+  hold: (parts, settles) => base.state.writer.hold(parts, settles),
+  patchExecution: (patch) => base.state.writer.patchExecution(patch),
   park: (step, parked) =>
     Effect.callback<void>((resume, signal) => {
       base.state.park(step, parked, signal).then(() => resume(Effect.void))

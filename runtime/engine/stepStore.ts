@@ -1,11 +1,14 @@
 /**
- * Every statement that touches `akter.steps`. Engine writers run inside a fenced transaction; each
- * says which invariant it keeps. A step row is `(execution, step, attempt)`; `exit` is null while the
- * step is pending.
+ * Every statement that touches `akter.steps`. A step row is `(execution, step, attempt)`; `exit` is
+ * null while the step is pending. The engine's writes are parts of one fenced statement
+ * (statementParts.ts): each runs only when the statement's `fence` found the owner at the held
+ * generation, and each says which invariant it keeps.
  */
-import { sql } from "kysely"
-import type { Queryable, StepKindColumn, Tx } from "../storage/database.js"
+import { sql, type RawBuilder } from "kysely"
+import type { Queryable, StepKindColumn } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
+import { part, type StatementPart } from "../storage/statementParts.js"
+import { FENCE } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 export interface StepRow {
@@ -29,6 +32,12 @@ export interface StepKey {
   readonly step: string
   readonly attempt: number
 }
+
+const fenced = sql`EXISTS (SELECT 1 FROM ${sql.id(FENCE)})`
+
+const matchesStep = (key: StepKey) =>
+  sql`routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
+    AND step = ${key.step} AND attempt = ${key.attempt}`
 
 export const readSteps = async (
   db: Queryable,
@@ -57,238 +66,205 @@ export const readSteps = async (
     .orderBy("attempt")
     .execute()
 
-/** Records each declared marker's current value once, at start (attempt 0, kind `version`). */
-export const insertMarkers = async (
-  tx: Tx,
+/**
+ * Records each declared marker's current value once, with the start that inserted the execution
+ * named `inserted` (attempt 0, kind `version`): an attaching start records nothing.
+ */
+export const insertMarkersPart = (
   clock: DatabaseClock,
   routingKey: string,
   executionId: string,
   markers: Readonly<Record<string, number>>,
-) => {
+  inserted: string,
+): StatementPart => {
   const entries = Object.entries(markers)
-  if (entries.length === 0) return
-  await sql`
-    INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, version, started_at_ms)
-    SELECT ${routingKey}::bigint, ${executionId}, m.name, 0, 'version', m.value, ${nowMs(clock)}
-    FROM unnest(${entries.map(([name]) => name)}::text[], ${entries.map(([, value]) => value)}::int[])
-      AS m(name, value)`.execute(tx)
+  return part(
+    "markers",
+    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, version, started_at_ms)
+      SELECT ${routingKey}::bigint, ${executionId}, m.name, 0, 'version', m.value, ${nowMs(clock)}
+      FROM unnest(${entries.map(([name]) => name)}::text[], ${entries.map(([, value]) => value)}::int[])
+        AS m(name, value)
+      WHERE EXISTS (SELECT 1 FROM ${sql.id(inserted)})`,
+  )
 }
 
 /**
  * Inserts the pending row of an activity attempt before it runs, so a rerun after a crash reuses
- * the attempt and the start time its idempotency key derives from. Returns the attempt's recorded
- * start time, whether this call inserted the row or an earlier run did.
+ * the attempt and the start time its idempotency key derives from. Returns (`started_at_ms`) the
+ * attempt's recorded start time, whether this statement inserted the row or an earlier run did.
  */
-export const beginActivityAttempt = async (
-  tx: Tx,
-  clock: DatabaseClock,
-  key: StepKey,
-): Promise<number> => {
-  const { rows } = await sql<{ started_at_ms: number }>`
-    WITH inserted AS (
-      INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, started_at_ms)
-      VALUES (${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'activity',
-        ${nowMs(clock)})
-      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
-      RETURNING started_at_ms)
-    SELECT started_at_ms FROM inserted
-    UNION ALL
-    SELECT started_at_ms FROM akter.steps
-    WHERE routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
-      AND step = ${key.step} AND attempt = ${key.attempt}`.execute(tx)
-  return rows[0]!.started_at_ms
-}
-
-export interface Settled {
-  /** The exit now recorded: ours, or the one another writer recorded first. */
-  readonly exit: Buffer
-  readonly due_at_ms: number | null
-  /** Whether this call's exit is the recorded one. */
-  readonly won: boolean
-}
+export const beginActivityPart = (clock: DatabaseClock, key: StepKey): StatementPart =>
+  part(
+    "pending",
+    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, started_at_ms)
+      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'activity',
+        ${nowMs(clock)}
+      FROM ${sql.id(FENCE)}
+      ON CONFLICT (routing_key, execution_id, step, attempt)
+        DO UPDATE SET started_at_ms = akter.steps.started_at_ms
+      RETURNING started_at_ms`,
+  )
 
 /**
  * Settles a pending step. Exactly one writer settles a step: the update matches only while
- * `exit IS NULL`, and a loser reads the winner's exit instead of its own. `retryAtMs` records, on a
- * failed attempt, when the next attempt may start; `matched`, on a wait, the event it took.
+ * `exit IS NULL`; the statement reports how many rows it settled, and a pass that expected one and
+ * got none stops. `retryAtMs` records, on a failed attempt, when the next attempt may start;
+ * `matched`, on a wait, the event it took.
  */
-export const settleStep = async (
-  tx: Tx,
+export const settleStepPart = (
   clock: DatabaseClock,
   key: StepKey,
   exit: Buffer,
-  options: { readonly retryAtMs?: number; readonly matched?: number } = {},
-): Promise<Settled> => {
-  const retryAt =
-    options.retryAtMs === undefined ? sql`due_at_ms` : sql`${options.retryAtMs}::bigint`
-  const { rows } = await sql<{ exit: Buffer; due_at_ms: number | null }>`
-    UPDATE akter.steps
-    SET exit = ${exit}, settled_at_ms = ${nowMs(clock)}, due_at_ms = ${retryAt},
-      matched = ${options.matched ?? null}::bigint
-    WHERE routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
-      AND step = ${key.step} AND attempt = ${key.attempt} AND exit IS NULL
-    RETURNING exit, due_at_ms`.execute(tx)
-  const row = rows[0]
-  if (row !== undefined) return { exit: row.exit, due_at_ms: row.due_at_ms, won: true }
-  const existing = await tx
-    .selectFrom("akter.steps")
-    .select(["exit", "due_at_ms"])
-    .where("routing_key", "=", key.routingKey)
-    .where("execution_id", "=", key.executionId)
-    .where("step", "=", key.step)
-    .where("attempt", "=", key.attempt)
-    .executeTakeFirst()
-  if (existing?.exit == null) {
-    throw new Error(
-      `step ${key.step} attempt ${key.attempt} of ${key.executionId} has no row to settle`,
-    )
-  }
-  return { exit: existing.exit, due_at_ms: existing.due_at_ms, won: false }
-}
+  options: {
+    readonly retryAtMs?: number
+    readonly matched?: number
+    /** Settles only if this also holds (a timeout settles only if no unseen event exists). */
+    readonly when?: RawBuilder<boolean>
+  } = {},
+): StatementPart =>
+  part(
+    "settle",
+    () => sql`UPDATE akter.steps
+      SET exit = ${exit}, settled_at_ms = ${nowMs(clock)},
+        due_at_ms = ${options.retryAtMs === undefined ? sql`due_at_ms` : sql`${options.retryAtMs}::bigint`},
+        matched = ${options.matched ?? null}::bigint
+      WHERE ${matchesStep(key)} AND exit IS NULL AND ${fenced} AND ${options.when ?? sql`true`}
+      RETURNING step`,
+  )
 
 /**
  * Inserts a pending sleep with its due time, fixed here once: a replay reads it and never moves it.
- * Returns the recorded due time.
+ * Returns (`due_at_ms`) the recorded due time.
  */
-export const beginSleep = async (
-  tx: Tx,
+export const beginSleepPart = (
   clock: DatabaseClock,
   key: StepKey,
   durationMs: number,
-): Promise<number> => {
-  const { rows } = await sql<{ due_at_ms: number }>`
-    WITH inserted AS (
-      INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, due_at_ms, started_at_ms)
-      VALUES (${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'sleep',
-        ${nowMs(clock)} + ${durationMs}::bigint, ${nowMs(clock)})
-      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
-      RETURNING due_at_ms)
-    SELECT due_at_ms FROM inserted
-    UNION ALL
-    SELECT due_at_ms FROM akter.steps
-    WHERE routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
-      AND step = ${key.step} AND attempt = ${key.attempt}`.execute(tx)
-  return rows[0]!.due_at_ms
-}
-
-export interface WaitRegistration {
-  readonly event: string
-  readonly after: number
-  readonly dueAtMs: number | null
-}
+): StatementPart =>
+  part(
+    "sleep",
+    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, due_at_ms,
+        started_at_ms)
+      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'sleep',
+        ${nowMs(clock)} + ${durationMs}::bigint, ${nowMs(clock)}
+      FROM ${sql.id(FENCE)}
+      ON CONFLICT (routing_key, execution_id, step, attempt)
+        DO UPDATE SET due_at_ms = akter.steps.due_at_ms
+      RETURNING due_at_ms`,
+  )
 
 /**
  * Registers a pending wait: it sees the owner's events after `after` (the execution's cursor), and
- * an emit of its event re-arms the execution's timer. Returns the recorded registration.
+ * from this commit on an emit of its event makes the execution due. Returns (`wait_after`,
+ * `due_at_ms`) the recorded registration.
  */
-export const beginWait = async (
-  tx: Tx,
+export const beginWaitPart = (
   clock: DatabaseClock,
   key: StepKey,
   event: string,
   after: number,
   timeoutMs: number | null,
-): Promise<WaitRegistration> => {
-  const due = timeoutMs === null ? sql`NULL::bigint` : sql`${nowMs(clock)} + ${timeoutMs}::bigint`
-  const { rows } = await sql<{ wait_event: string; wait_after: number; due_at_ms: number | null }>`
-    WITH inserted AS (
-      INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, wait_event,
+): StatementPart =>
+  part(
+    "wait",
+    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, wait_event,
         wait_after, scanned, due_at_ms, started_at_ms)
-      VALUES (${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'wait',
-        ${event}, ${after}::bigint, ${after}::bigint, ${due}, ${nowMs(clock)})
-      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
-      RETURNING wait_event, wait_after, due_at_ms)
-    SELECT wait_event, wait_after, due_at_ms FROM inserted
-    UNION ALL
-    SELECT wait_event, wait_after, due_at_ms FROM akter.steps
-    WHERE routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
-      AND step = ${key.step} AND attempt = ${key.attempt}`.execute(tx)
-  const row = rows[0]!
-  return { event: row.wait_event, after: row.wait_after, dueAtMs: row.due_at_ms }
-}
-
-/** Remembers how far a pending wait has evaluated the log; it only moves forward. */
-export const recordScanned = async (tx: Tx, key: StepKey, scanned: number) => {
-  await sql`
-    UPDATE akter.steps SET scanned = GREATEST(scanned, ${scanned}::bigint)
-    WHERE routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
-      AND step = ${key.step} AND attempt = ${key.attempt} AND exit IS NULL`.execute(tx)
-}
+      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'wait',
+        ${event}, ${after}::bigint, ${after}::bigint,
+        ${timeoutMs === null ? sql`NULL::bigint` : sql`${nowMs(clock)} + ${timeoutMs}::bigint`},
+        ${nowMs(clock)}
+      FROM ${sql.id(FENCE)}
+      ON CONFLICT (routing_key, execution_id, step, attempt)
+        DO UPDATE SET wait_after = akter.steps.wait_after
+      RETURNING wait_after, due_at_ms`,
+  )
 
 /**
  * Inserts a step that is settled the moment it is recorded (a race's winner, a start's execution
- * id). If a row exists already, the recorded exit stands and is returned.
+ * id). A row recorded earlier keeps its exit.
  */
-export const recordSettledStep = async (
-  tx: Tx,
+export const recordSettledPart = (
   clock: DatabaseClock,
   key: StepKey,
   kind: "race" | "start",
   exit: Buffer,
-): Promise<Buffer> => {
-  const { rows } = await sql<{ exit: Buffer }>`
-    WITH inserted AS (
-      INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, exit, started_at_ms,
-        settled_at_ms)
-      VALUES (${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, ${kind},
-        ${exit}, ${nowMs(clock)}, ${nowMs(clock)})
-      ON CONFLICT (routing_key, execution_id, step, attempt) DO UPDATE
-        SET exit = COALESCE(akter.steps.exit, EXCLUDED.exit),
-          settled_at_ms = COALESCE(akter.steps.settled_at_ms, EXCLUDED.settled_at_ms)
-      RETURNING exit)
-    SELECT exit FROM inserted`.execute(tx)
-  return rows[0]!.exit
-}
-
-/** A finished execution keeps no steps: they go in the transaction that records the result. */
-export const deleteSteps = async (tx: Tx, routingKey: string, executionId: string) => {
-  await tx
-    .deleteFrom("akter.steps")
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .execute()
-}
+): StatementPart =>
+  part(
+    kind,
+    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, exit,
+        started_at_ms, settled_at_ms)
+      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, ${kind},
+        ${exit}, ${nowMs(clock)}, ${nowMs(clock)}
+      FROM ${sql.id(FENCE)}
+      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
+      RETURNING step`,
+  )
 
 /**
- * Executions of this owner with a pending wait for one of these events: the ones an emit must wake.
+ * Remembers how far parked waits have evaluated the log (so a resume does not evaluate the same
+ * events again); it only moves forward, and only on pending rows.
  */
-export const executionsWaitingFor = async (
-  tx: Tx,
-  owner: OwnerPlacement,
-  events: readonly string[],
-): Promise<string[]> => {
-  const { rows } = await sql<{ execution_id: string }>`
-    SELECT DISTINCT s.execution_id FROM akter.steps s
-    JOIN akter.executions e
-      ON e.routing_key = s.routing_key AND e.execution_id = s.execution_id
-    WHERE s.routing_key = ${owner.routingKey}::bigint AND s.kind = 'wait' AND s.exit IS NULL
-      AND s.wait_event = ANY(${events}::text[])
-      AND e.tenant = ${owner.tenant} AND e.owner_type = ${owner.ownerType}
-      AND e.owner_id = ${owner.ownerId} AND e.status <> 'finished'`.execute(tx)
-  return rows.map((row) => row.execution_id)
-}
-
-/**
- * Whether a pending wait of this execution has an event in the log it has not evaluated yet. Run
- * under the owner lock when suspending: an event committed while the run was suspending is either
- * seen here or sees the pending wait row, so no event is ever lost between the two.
- */
-export const hasUnseenEvent = async (
-  tx: Tx,
-  owner: OwnerPlacement,
+export const recordScannedPart = (
+  routingKey: string,
   executionId: string,
-  steps: readonly string[],
-): Promise<boolean> => {
-  if (steps.length === 0) return false
-  const { rows } = await sql<{ unseen: boolean }>`
-    SELECT EXISTS (
-      SELECT 1 FROM akter.steps s
-      JOIN akter.events ev
-        ON ev.routing_key = s.routing_key AND ev.tenant = ${owner.tenant}
-        AND ev.owner_type = ${owner.ownerType} AND ev.owner_id = ${owner.ownerId}
-        AND ev.name = s.wait_event AND ev.sequence > s.scanned
-      WHERE s.routing_key = ${owner.routingKey}::bigint AND s.execution_id = ${executionId}
-        AND s.kind = 'wait' AND s.exit IS NULL AND s.step = ANY(${steps}::text[])
-    ) AS unseen`.execute(tx)
-  return rows[0]?.unseen === true
-}
+  scanned: readonly { readonly step: string; readonly scanned: number }[],
+): StatementPart =>
+  part(
+    "scanned",
+    () => sql`UPDATE akter.steps s SET scanned = GREATEST(s.scanned, w.scanned)
+      FROM unnest(${scanned.map((w) => w.step)}::text[], ${scanned.map((w) => w.scanned)}::bigint[])
+        AS w(step, scanned)
+      WHERE s.routing_key = ${routingKey}::bigint AND s.execution_id = ${executionId}
+        AND s.step = w.step AND s.attempt = 1 AND s.exit IS NULL AND ${fenced}
+      RETURNING s.step`,
+  )
+
+/** A finished execution keeps no steps: they go in the statement that records the result. */
+export const deleteStepsPart = (
+  routingKey: string,
+  executionId: string,
+  finished: string,
+): StatementPart =>
+  part(
+    "steps_deleted",
+    () => sql`DELETE FROM akter.steps
+      WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
+        AND EXISTS (SELECT 1 FROM ${sql.id(finished)})
+      RETURNING step`,
+  )
+
+/**
+ * Whether any of the given waits has an event in the owner's log beyond how far it evaluated: the
+ * suspend of a pass checks this, so an event it has not seen keeps the execution due now.
+ */
+export const unseenEventsPart = (
+  owner: OwnerPlacement,
+  waits: readonly { readonly event: string; readonly scanned: number }[],
+): StatementPart =>
+  part(
+    "unseen",
+    () => sql`SELECT EXISTS (
+        SELECT 1 FROM unnest(${waits.map((w) => w.event)}::text[], ${waits.map((w) => w.scanned)}::bigint[])
+          AS w(event, scanned)
+        JOIN akter.events ev
+          ON ev.routing_key = ${owner.routingKey}::bigint AND ev.tenant = ${owner.tenant}
+          AND ev.owner_type = ${owner.ownerType} AND ev.owner_id = ${owner.ownerId}
+          AND ev.name = w.event AND ev.sequence > w.scanned
+      ) AS seen`,
+  )
+
+/**
+ * Executions of this owner with a pending wait for this event: the ones an emit must wake. Part of
+ * a statement that runs after the emit locked the owner, so its snapshot includes every wait
+ * registered before the lock.
+ */
+export const waitingForPart = (owner: OwnerPlacement, event: string): StatementPart =>
+  part(
+    "waiting",
+    () => sql`SELECT DISTINCT s.execution_id FROM akter.steps s
+      JOIN akter.executions e ON e.routing_key = s.routing_key AND e.execution_id = s.execution_id
+      WHERE s.routing_key = ${owner.routingKey}::bigint AND s.kind = 'wait' AND s.exit IS NULL
+        AND s.wait_event = ${event}
+        AND e.tenant = ${owner.tenant} AND e.owner_type = ${owner.ownerType}
+        AND e.owner_id = ${owner.ownerId} AND e.status <> 'finished'`,
+  )

@@ -12,9 +12,11 @@ import type { WaitOutcome } from "../model/exit.js"
 import { schemaOf, issuesOf } from "../model/schemaOf.js"
 import { placeOwner } from "../owners/routing.js"
 import { eventsAfter } from "../events/eventLog.js"
-import { advanceCursor } from "./executionStore.js"
-import { stageStart } from "../outbox/outboxStore.js"
-import { notifyBucket } from "../outbox/wakeups.js"
+import { sql } from "kysely"
+import { stageStartPart } from "../outbox/outboxStore.js"
+import { WAKE_CHANNEL } from "../outbox/wakeups.js"
+import { FENCE } from "../owners/fence.js"
+import { existsIn } from "../storage/statementParts.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
 import { checkOwnerId } from "../client/ownerIds.js"
 import { executionKeyOf, inputSchemaOf } from "../client/ownerClient.js"
@@ -22,12 +24,12 @@ import { activityStep } from "./activityStep.js"
 import { decodeExit, encodeExit, recordableExit, replayExit } from "./recordedExits.js"
 import type { StepEnvironment } from "./stepEnvironment.js"
 import {
-  beginSleep,
-  beginWait,
-  hasUnseenEvent,
-  recordScanned,
-  recordSettledStep,
-  settleStep,
+  beginSleepPart,
+  beginWaitPart,
+  recordScannedPart,
+  recordSettledPart,
+  settleStepPart,
+  unseenEventsPart,
   type StepRow,
 } from "./stepStore.js"
 import { InterruptRequested, RecordedDefect } from "./signals.js"
@@ -89,8 +91,13 @@ const sleepStep =
       let due = row?.due_at_ms ?? null
       if (due === null) {
         state.beginWork()
+        const sleeping = beginSleepPart(env.internals.clock, key, ms)
         due = yield* env
-          .write("sleep", (tx) => beginSleep(tx, env.internals.clock, key, ms))
+          .write("sleep", {
+            parts: [sleeping],
+            select: sql`(SELECT due_at_ms FROM ${sql.id(sleeping.name)}) AS due_at_ms`,
+            read: (row) => Number(row["due_at_ms"]),
+          })
           .pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
         state.remember({
           ...settledRow(step, "sleep", Buffer.alloc(0), env.now()),
@@ -101,9 +108,8 @@ const sleepStep =
       }
       while (env.now() < due) yield* env.park(step, { dueAtMs: due, attempt: 1 })
       const stored = encodeExit({ _tag: "Success", value: null })
-      env.hold(async (tx) => {
-        await settleStep(tx, env.internals.clock, key, stored)
-      })
+      const settle = settleStepPart(env.internals.clock, key, stored)
+      env.hold([settle], [settle.name])
       state.remember({ ...settledRow(step, "sleep", stored, env.now()), due_at_ms: due })
     })
 
@@ -140,7 +146,7 @@ const waitStep =
       }
       const row = state.rowsOf(step)[0]
       if (row?.exit != null) {
-        const exit = decodeExit(row.exit)
+        const exit = decodeExit(row.exit, step)
         if (exit._tag !== "Success")
           return yield* Effect.die(new RecordedDefect(`wait ${step} recorded a failure`))
         return yield* present(exit.value as WaitOutcome)
@@ -155,10 +161,17 @@ const waitStep =
       let due: number | null
       if (row === undefined) {
         state.beginWork()
+        const waiting = beginWaitPart(internals.clock, key, event, state.cursor, timeoutMs)
         const registered = yield* env
-          .write("wait", (tx) =>
-            beginWait(tx, internals.clock, key, event, state.cursor, timeoutMs),
-          )
+          .write("wait", {
+            parts: [waiting],
+            select: sql`(SELECT wait_after FROM ${sql.id(waiting.name)}) AS wait_after,
+              (SELECT due_at_ms FROM ${sql.id(waiting.name)}) AS due_at_ms`,
+            read: (row) => ({
+              after: Number(row["wait_after"]),
+              dueAtMs: row["due_at_ms"] === null ? null : Number(row["due_at_ms"]),
+            }),
+          })
           .pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
         scanned = registered.after
         due = registered.dueAtMs
@@ -177,15 +190,14 @@ const waitStep =
       }
       const settle = (outcome: WaitOutcome, matched: number | undefined) => {
         const stored = encodeExit({ _tag: "Success", value: outcome })
-        env.hold(async (tx) => {
-          const settled = await settleStep(tx, internals.clock, key, stored, {
-            ...(matched === undefined ? {} : { matched }),
-          })
-          if (settled.won && matched !== undefined) {
-            await advanceCursor(tx, state.routingKey, state.executionId, matched)
-          }
+        const settled = settleStepPart(internals.clock, key, stored, {
+          ...(matched === undefined ? {} : { matched }),
         })
-        if (matched !== undefined) state.cursor = Math.max(state.cursor, matched)
+        env.hold([settled], [settled.name])
+        if (matched !== undefined) {
+          env.patchExecution({ cursor: matched })
+          state.cursor = Math.max(state.cursor, matched)
+        }
         state.remember({
           ...settledRow(step, "wait", stored, env.now()),
           wait_event: event,
@@ -213,16 +225,39 @@ const waitStep =
         }).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
         if (match !== undefined) return yield* settle({ event: match.payload }, match.sequence)
         if (due !== null && env.now() >= due) {
-          // An event committed before the timeout is settled wins: look once more under the lock.
-          const seen = scanned
-          const timedOut = yield* env.write("timeout", async (tx) => {
-            await recordScanned(tx, key, seen)
-            return !(await hasUnseenEvent(tx, state.owner, state.executionId, [step]))
+          // An event in the log that the scan has not evaluated wins over the timeout.
+          const unseen = unseenEventsPart(state.owner, [{ event, scanned }])
+          const expired = settleStepPart(
+            internals.clock,
+            key,
+            encodeExit({ _tag: "Success", value: { timedOut: true } }),
+            { when: sql`NOT (SELECT seen FROM ${sql.id(unseen.name)})` },
+          )
+          const timedOut = yield* env.write("timeout", {
+            parts: [
+              recordScannedPart(state.routingKey, state.executionId, [{ step, scanned }]),
+              unseen,
+              expired,
+            ],
+            select: sql`${existsIn(expired.name)} AS timed_out`,
+            read: (row) => row["timed_out"] === true,
           })
-          if (timedOut) return yield* settle({ timedOut: true }, undefined)
+          if (timedOut) {
+            const outcome: WaitOutcome = { timedOut: true }
+            state.remember({
+              ...settledRow(
+                step,
+                "wait",
+                encodeExit({ _tag: "Success", value: outcome }),
+                env.now(),
+              ),
+              wait_event: event,
+            })
+            return yield* present(outcome)
+          }
           continue
         }
-        yield* env.park(step, { dueAtMs: due, scanned, attempt: 1 })
+        yield* env.park(step, { dueAtMs: due, scanned, event, attempt: 1 })
       }
     })
 
@@ -237,7 +272,7 @@ const raceStep =
       const what = `race ${step}`
       const row = state.rowsOf(step)[0]
       if (row?.exit != null)
-        return yield* replayExit(what, state.registration, types, decodeExit(row.exit))
+        return yield* replayExit(what, state.registration, types, decodeExit(row.exit, step))
       yield* interruptIfAsked(env)
       if (branches.length === 0)
         return yield* Effect.die(new Error(`${what} needs at least one branch`))
@@ -248,9 +283,7 @@ const raceStep =
         return yield* Effect.failCause(exit.cause)
       }
       const stored = encodeExit(recorded!)
-      env.hold(async (tx) => {
-        await recordSettledStep(tx, env.internals.clock, stepKey(env, step), "race", stored)
-      })
+      env.hold([recordSettledPart(env.internals.clock, stepKey(env, step), "race", stored)])
       state.remember(settledRow(step, "race", stored, env.now()))
       return yield* replayExit(what, state.registration, types, recorded!)
     })
@@ -263,7 +296,7 @@ const startStep =
       const { state, internals } = env
       const row = state.rowsOf(step)[0]
       if (row?.exit != null) {
-        const exit = decodeExit(row.exit)
+        const exit = decodeExit(row.exit, step)
         return exit._tag === "Success"
           ? (exit.value as string)
           : yield* Effect.die(new RecordedDefect(`start ${step} recorded a failure`))
@@ -312,11 +345,22 @@ const startStep =
       })
       const stored = encodeExit({ _tag: "Success", value: startedId })
       state.beginWork()
+      const recorded = recordSettledPart(internals.clock, stepKey(env, step), "start", stored)
+      const staged = stageStartPart(
+        internals.clock,
+        state.owner,
+        startedId,
+        payload,
+        sql`EXISTS (SELECT 1 FROM ${sql.id(FENCE)})`,
+      )
       yield* env
-        .write("start-step", async (tx) => {
-          await recordSettledStep(tx, internals.clock, stepKey(env, step), "start", stored)
-          await stageStart(tx, internals.clock, state.owner, startedId, payload)
-          if (internals.storage.backend === "postgres") await notifyBucket(tx, state.owner.bucket)
+        .write("start-step", {
+          parts: [recorded, staged],
+          // Wakes runners of other processes (Postgres): the staged start is due now.
+          select:
+            internals.storage.backend === "postgres"
+              ? sql`(SELECT pg_notify(${WAKE_CHANNEL}, ${String(state.owner.bucket)}) FROM ${sql.id(staged.name)}) AS notified`
+              : sql`true AS notified`,
         })
         .pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
       internals.wakeups.wakeBucket(state.owner.bucket)

@@ -2,36 +2,51 @@
  * The owner's event log. Sequences are reserved by advancing the owner's `event_sequence` under its
  * row lock, so each owner has one gap-free order that waits read after their cursor.
  */
-import { sql } from "kysely"
-import type { Queryable, Tx } from "../storage/database.js"
+import { sql, type RawBuilder } from "kysely"
+import type { Queryable } from "../storage/database.js"
+import { part, type StatementPart } from "../storage/statementParts.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 /**
- * Appends one event and returns its sequence. Locks the owner row (the increment), which orders the
- * append against every suspending execution of the owner.
+ * Reserves the owner's next event sequence, creating the owner if new, when `when` holds. The
+ * update locks the owner row: every suspending execution of the owner is ordered against the
+ * emit, and the emit's later statements see every wait registered before. Returns
+ * `event_sequence`.
  */
-export const appendEvent = async (
-  tx: Tx,
+export const reserveSequencePart = (
   clock: DatabaseClock,
   owner: OwnerPlacement,
+  when: RawBuilder<boolean>,
+): StatementPart =>
+  part(
+    "sequence",
+    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, event_sequence,
+        created_at_ms)
+      SELECT ${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId}, 1,
+        ${nowMs(clock)}
+      WHERE ${when}
+      ON CONFLICT (routing_key, tenant, owner_type, owner_id)
+        DO UPDATE SET event_sequence = akter.owners.event_sequence + 1
+      RETURNING event_sequence`,
+  )
+
+/** Appends the event at its reserved sequence: one gap-free order per owner. */
+export const appendEventPart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  sequence: number,
   name: string,
   payload: Buffer,
-): Promise<number> => {
-  const { rows } = await sql<{ sequence: number }>`
-    WITH reserved AS (
-      UPDATE akter.owners SET event_sequence = event_sequence + 1
-      WHERE routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
-        AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}
-      RETURNING event_sequence)
-    INSERT INTO akter.events (routing_key, tenant, owner_type, owner_id, sequence, name, payload,
-      emitted_at_ms)
-    SELECT ${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
-      reserved.event_sequence, ${name}, ${payload}, ${nowMs(clock)}
-    FROM reserved
-    RETURNING sequence`.execute(tx)
-  return rows[0]!.sequence
-}
+): StatementPart =>
+  part(
+    "event",
+    () => sql`INSERT INTO akter.events (routing_key, tenant, owner_type, owner_id, sequence, name,
+        payload, emitted_at_ms)
+      VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
+        ${sequence}::bigint, ${name}, ${payload}, ${nowMs(clock)})
+      RETURNING sequence`,
+  )
 
 export interface LoggedEvent {
   readonly sequence: number

@@ -4,9 +4,10 @@
  * row's due time a recovery interval ahead in the same statement: if the claimer dies, the row comes
  * due again and another runner resumes the work.
  */
-import { sql } from "kysely"
-import type { OutboxKind, Queryable, Tx } from "../storage/database.js"
+import { sql, type RawBuilder } from "kysely"
+import type { OutboxKind, Queryable } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
+import { part, type StatementPart } from "../storage/statementParts.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 /** `"now"`, or a due time in epoch milliseconds of the database clock. */
@@ -17,68 +18,100 @@ const dueSql = (clock: DatabaseClock, due: Due) =>
 
 /**
  * Arms the execution's timer at `due`, replacing any earlier arming: an execution has at most one
- * timer, and its due time is the latest decision about when the execution must run next.
+ * timer. `when` conditions the arming on another part of the statement having matched. A `poke`
+ * (an emit, an interrupt) marks the timer so that a suspend racing it keeps it due (`respectPoke`,
+ * the suspend's arming) instead of moving it later: a resume owed is never dropped.
  */
-export const armTimer = async (
-  tx: Queryable,
+export const armTimerPart = (
   clock: DatabaseClock,
   owner: OwnerPlacement,
   executionId: string,
-  due: Due,
-) => {
-  await sql`
-    INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id, due_at_ms)
-    VALUES (${owner.routingKey}::bigint, 'timer', ${executionId}, ${owner.bucket}, ${owner.tenant},
-      ${owner.ownerType}, ${owner.ownerId}, ${dueSql(clock, due)})
-    ON CONFLICT (routing_key, kind, id) DO UPDATE
-      SET due_at_ms = EXCLUDED.due_at_ms, attempts = 0`.execute(tx)
-}
-
-/** Arms the timers of several executions of one owner due now (an emit waking its waits). */
-export const armTimersNow = async (
-  tx: Tx,
-  clock: DatabaseClock,
-  owner: OwnerPlacement,
-  executionIds: readonly string[],
-) => {
-  if (executionIds.length === 0) return
-  await sql`
-    INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id, due_at_ms)
-    SELECT ${owner.routingKey}::bigint, 'timer', id, ${owner.bucket}, ${owner.tenant},
-      ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}
-    FROM unnest(${executionIds}::text[]) AS ids(id)
-    ON CONFLICT (routing_key, kind, id) DO UPDATE
-      SET due_at_ms = EXCLUDED.due_at_ms, attempts = 0`.execute(tx)
-}
-
-export const deleteTimer = async (tx: Tx, routingKey: string, executionId: string) => {
-  await tx
-    .deleteFrom("akter.outbox")
-    .where("routing_key", "=", routingKey)
-    .where("kind", "=", "timer")
-    .where("id", "=", executionId)
-    .execute()
-}
+  due: Due | RawBuilder<number>,
+  options: {
+    readonly when: RawBuilder<boolean>
+    readonly poke?: boolean
+    readonly respectPoke?: boolean
+  },
+): StatementPart =>
+  part(
+    "timer",
+    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+        due_at_ms, poked)
+      SELECT ${owner.routingKey}::bigint, 'timer', ${executionId}, ${owner.bucket}, ${owner.tenant},
+        ${owner.ownerType}, ${owner.ownerId},
+        ${typeof due === "object" ? due : dueSql(clock, due)}, ${options.poke === true}
+      WHERE ${options.when}
+      ON CONFLICT (routing_key, kind, id) DO UPDATE
+        SET due_at_ms = ${
+          options.respectPoke === true
+            ? sql`CASE WHEN akter.outbox.poked THEN akter.outbox.due_at_ms ELSE EXCLUDED.due_at_ms END`
+            : sql`EXCLUDED.due_at_ms`
+        },
+        poked = ${options.respectPoke === true ? sql`akter.outbox.poked` : sql`EXCLUDED.poked`},
+        attempts = 0
+      RETURNING due_at_ms`,
+  )
 
 /**
- * Stages the start of another workflow in the transaction that records the start step, so the
+ * Pokes the timers of the executions a part of the statement selected (`execution_id`), due now: an
+ * emit waking its waits. A suspend racing it keeps a poked timer due.
+ */
+export const pokeTimersPart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  executions: string,
+): StatementPart =>
+  part(
+    "poked",
+    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+        due_at_ms, poked)
+      SELECT ${owner.routingKey}::bigint, 'timer', execution_id, ${owner.bucket}, ${owner.tenant},
+        ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}, true
+      FROM ${sql.id(executions)}
+      ON CONFLICT (routing_key, kind, id) DO UPDATE
+        SET due_at_ms = EXCLUDED.due_at_ms, poked = true, attempts = 0
+      RETURNING id`,
+  )
+
+/**
+ * Deletes the execution's timer when `when` holds. `respectPoke` (a suspend with nothing to wait
+ * for but events) leaves a poked timer in place: the poke is a resume owed.
+ */
+export const deleteTimerPart = (
+  routingKey: string,
+  executionId: string,
+  options: { readonly when: RawBuilder<boolean>; readonly respectPoke?: boolean },
+): StatementPart =>
+  part(
+    "timer_deleted",
+    () => sql`DELETE FROM akter.outbox
+      WHERE routing_key = ${routingKey}::bigint AND kind = 'timer' AND id = ${executionId}
+        AND ${options.respectPoke === true ? sql`NOT poked` : sql`true`} AND ${options.when}
+      RETURNING id`,
+  )
+
+/**
+ * Stages the start of another workflow in the statement that records the start step, so the
  * started execution exists exactly when the step is recorded (the relay creates it, idempotently
  * by its id).
  */
-export const stageStart = async (
-  tx: Tx,
+export const stageStartPart = (
   clock: DatabaseClock,
   owner: OwnerPlacement,
   startedExecutionId: string,
   payload: Buffer,
-) => {
-  await sql`
-    INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id, due_at_ms,
-      payload)
-    VALUES (${owner.routingKey}::bigint, 'start', ${startedExecutionId}, ${owner.bucket},
-      ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}, ${payload})
-    ON CONFLICT (routing_key, kind, id) DO NOTHING`.execute(tx)
-}
+  when: RawBuilder<boolean>,
+): StatementPart =>
+  part(
+    "staged",
+    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+        due_at_ms, payload)
+      SELECT ${owner.routingKey}::bigint, 'start', ${startedExecutionId}, ${owner.bucket},
+        ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}, ${payload}
+      WHERE ${when}
+      ON CONFLICT (routing_key, kind, id) DO NOTHING
+      RETURNING id`,
+  )
 
 export interface ClaimedRow {
   readonly routingKey: string
@@ -126,7 +159,8 @@ export const claimDue = async (
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED)
     UPDATE akter.outbox o
-    SET due_at_ms = (SELECT ms FROM now) + ${recoveryMs}::bigint, attempts = o.attempts + 1
+    SET due_at_ms = (SELECT ms FROM now) + ${recoveryMs}::bigint, attempts = o.attempts + 1,
+      poked = false
     FROM due
     WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
     RETURNING o.routing_key::text AS routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type,
@@ -149,15 +183,14 @@ export const claimDue = async (
  * Deletes a claimed row once its work is done — only if it still carries the claim's due time, so a
  * row that was re-armed meanwhile (a new decision) survives.
  */
-export const deleteClaimed = async (db: Queryable, row: ClaimedRow) => {
-  await db
-    .deleteFrom("akter.outbox")
-    .where("routing_key", "=", row.routingKey)
-    .where("kind", "=", row.kind)
-    .where("id", "=", row.id)
-    .where("due_at_ms", "=", row.claimedDueAtMs)
-    .execute()
-}
+export const deleteClaimedPart = (row: ClaimedRow): StatementPart =>
+  part(
+    "claimed_deleted",
+    () => sql`DELETE FROM akter.outbox
+      WHERE routing_key = ${row.routingKey}::bigint AND kind = ${row.kind} AND id = ${row.id}
+        AND due_at_ms = ${row.claimedDueAtMs}::bigint
+      RETURNING id`,
+  )
 
 /** The earliest due time among the given buckets' rows, to sleep until then. */
 export const nextDue = async (

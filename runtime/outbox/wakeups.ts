@@ -5,8 +5,6 @@
  * awaiting its result. Polling remains the fallback for every path (and the only cross-process path
  * on PGlite, where there are no other processes).
  */
-import { sql } from "kysely"
-import type { Tx } from "../storage/database.js"
 
 export const WAKE_CHANNEL = "akter_wake"
 export const FINISHED_CHANNEL = "akter_finished"
@@ -58,13 +56,4 @@ export class Wakeups {
   get awaitingResults(): number {
     return this.finishedListeners.size
   }
-}
-
-/** Queues a NOTIFY for other processes, delivered when the transaction commits. */
-export const notifyBucket = async (tx: Tx, bucket: number) => {
-  await sql`SELECT pg_notify(${WAKE_CHANNEL}, ${String(bucket)})`.execute(tx)
-}
-
-export const notifyFinished = async (tx: Tx, executionId: string) => {
-  await sql`SELECT pg_notify(${FINISHED_CHANNEL}, ${executionId})`.execute(tx)
 }

@@ -5,7 +5,8 @@
  * expired, it was paused, another runner activated the owner — commits nothing.
  */
 import { sql } from "kysely"
-import type { Db, Tx } from "../storage/database.js"
+import type { Db } from "../storage/database.js"
+import type { StatementPart } from "../storage/statementParts.js"
 import type { OwnerPlacement } from "./routing.js"
 
 /** The owner was activated by someone else since this runner took it: the write did not happen. */
@@ -43,29 +44,22 @@ export const activateOwner = async (
   return row === undefined ? undefined : { owner, generation: row.generation }
 }
 
+/** The name every fenced part refers to: `EXISTS (SELECT 1 FROM fence)`. */
+export const FENCE = "fence"
+
 /**
- * Locks the owner row and checks the generation, as the first statement of a write transaction.
- * Holding this lock is also what orders an engine write against event appends on the same owner.
+ * The fence as the first part of a single-statement write: the owner row, locked, at the held
+ * generation — or no row, and then no other part of the statement writes anything. The lock waits
+ * out a concurrent activation and re-checks the generation on the row version it committed.
  */
-export const checkFence = async (tx: Tx, activation: Activation): Promise<void> => {
+export const fencePart = (activation: Activation): StatementPart => {
   const { owner } = activation
-  const { rows } = await sql<{ generation: number }>`
-    SELECT generation FROM akter.owners
-    WHERE routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
-      AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}
-    FOR UPDATE`.execute(tx)
-  if (rows[0]?.generation !== activation.generation) {
-    throw new StaleGeneration(owner, activation.generation)
+  return {
+    name: FENCE,
+    sql: sql`SELECT 1 AS held FROM akter.owners
+      WHERE routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
+        AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}
+        AND generation = ${activation.generation}::bigint
+      FOR UPDATE`,
   }
 }
-
-/** Runs `write` in one transaction behind the fence: it commits only under the held generation. */
-export const fenced = <A>(
-  db: Db,
-  activation: Activation,
-  write: (tx: Tx) => Promise<A>,
-): Promise<A> =>
-  db.transaction().execute(async (tx) => {
-    await checkFence(tx, activation)
-    return write(tx)
-  })

@@ -12,12 +12,13 @@ import { runPass, type PassControl, type PassOutcome, type PassServices } from "
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { activateOwner, type Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
-import { claimDue, deleteClaimed, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
+import { claimDue, deleteClaimedPart, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
 import { LEASES_CHANNEL, WAKE_CHANNEL } from "../outbox/wakeups.js"
 import { faultPoint } from "../faults.js"
 import { LeaseKeeper, type LeaseChange } from "./leases.js"
 import { sql } from "kysely"
-import { startInTransaction } from "../client/startExecution.js"
+import { startParts, startSelect } from "../client/startExecution.js"
+import { composeStatement } from "../storage/statementParts.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
 import { estimatedNow } from "../storage/clock.js"
 import type { Caller } from "../model/caller.js"
@@ -36,9 +37,12 @@ export interface RunnerOptions {
   readonly recoveryMs?: number
   /** How long an activity attempt's idempotency key stays valid (default 1 day). */
   readonly idempotencyWindowMs?: number
-  /** How long a bucket lease lasts without renewal: bounds the takeover after a crash (default 10 s). */
+  /**
+   * How long a bucket lease lasts without renewal: bounds the takeover after a crash (default 30 s;
+   * shorter leases take over faster but are lost by a runner whose heartbeats a busy machine delays).
+   */
   readonly leaseMs?: number
-  /** How often leases are renewed and rebalanced (default a quarter of the lease). */
+  /** How often leases are renewed and rebalanced (default a sixth of the lease). */
   readonly heartbeatMs?: number
 }
 
@@ -60,7 +64,7 @@ const DEFAULT_CONCURRENCY = 64
 const DEFAULT_POLL_MS = 1000
 const DEFAULT_RECOVERY_MS = 30_000
 const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
-const DEFAULT_LEASE_MS = 10_000
+const DEFAULT_LEASE_MS = 30_000
 
 const ownerKeyOf = (owner: OwnerPlacement) =>
   JSON.stringify([owner.tenant, owner.ownerType, owner.ownerId])
@@ -119,7 +123,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   const registered: WorkflowRegistration[] = [...implementations.values()].map(
     (implementation) => implementation.owner.workflows[implementation.workflow]!,
   )
-  const acceptedAt = await acceptManifests(internals, registered)
+  const acceptedAt = await acceptManifests(internals, registered, [...owners.values()])
 
   let leases: LeaseKeeper | undefined
   const services: PassServices = {
@@ -142,6 +146,13 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   let draining = false
   let polling = false
   let pollAgain = false
+  /** The last claim filled every free slot: more may be due, so a finished pass polls again. */
+  let saturated = false
+  /**
+   * Due times this runner did not set itself (buckets just acquired, or at start) are unknown until
+   * looked up once; after that, its own suspends schedule its wake-ups.
+   */
+  let lookAhead = true
   let pollTimer: ReturnType<typeof setTimeout> | undefined
   let pollTimerAt = Number.POSITIVE_INFINITY
 
@@ -192,7 +203,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       for (const run of live.values())
         if (lost.has(run.bucket)) run.control?.abandon("bucket lease lost")
     }
-    if (change.acquired.length > 0) poll()
+    if (change.acquired.length > 0) {
+      lookAhead = true
+      poll()
+    }
   }
 
   const runExecution = async (owner: OwnerPlacement, executionId: string) => {
@@ -235,7 +249,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (outcome?.kind === "suspended" && outcome.dueAtMs !== null) {
       pollAt(Date.now() + Math.max(0, outcome.dueAtMs - services.now()))
     }
-    poll()
+    if (saturated) poll()
   }
 
   const relayStart = async (row: ClaimedRow) => {
@@ -254,17 +268,19 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     }
     const placement = placeOwner(owner)
     faultPoint("relay.before")
-    await internals.storage.db.transaction().execute(async (tx) => {
-      await startInTransaction(internals, tx, {
-        owner: placement,
-        workflow,
-        executionId: staged.executionId,
-        key: staged.key,
-        input: encodeJson(staged.input),
-        caller: JSON.stringify(staged.caller),
-      })
-      await deleteClaimed(tx, row)
+    // The start and the removal of the staged row commit together: relayed exactly once.
+    const { parts, inserted } = startParts(internals, {
+      owner: placement,
+      workflow,
+      executionId: staged.executionId,
+      key: staged.key,
+      input: encodeJson(staged.input),
+      caller: JSON.stringify(staged.caller),
     })
+    await composeStatement(
+      [...parts, deleteClaimedPart(row)],
+      startSelect(internals, placement, inserted),
+    ).execute(internals.storage.db)
     faultPoint("relay.after")
     internals.wakeups.wakeBucket(placement.bucket)
   }
@@ -317,8 +333,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
           faultPoint("claim.after")
         }
         for (const row of claimed) dispatch(row)
+        saturated = free === 0 || claimed.length === free
         if (claimed.length === free && free > 0) pollAgain = true
-        if (claimed.length === 0 && !pollAgain && buckets.length > 0) {
+        if (lookAhead && !pollAgain && buckets.length > 0) {
+          lookAhead = false
           const due = await nextDue(internals.storage.db, buckets)
           if (due !== null) pollAt(Date.now() + Math.max(0, due - services.now()))
         }
@@ -341,7 +359,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     internals.storage.db,
     internals.clock,
     id,
-    { leaseMs, heartbeatMs: options.heartbeatMs ?? Math.max(50, Math.floor(leaseMs / 4)) },
+    { leaseMs, heartbeatMs: options.heartbeatMs ?? Math.max(50, Math.floor(leaseMs / 6)) },
     log,
     onLeaseChange,
   )

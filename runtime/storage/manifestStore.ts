@@ -2,25 +2,30 @@
  * Statements on `akter.manifests`: every workflow manifest an execution started under or a runner
  * accepted, by compatibility hash, so a runner can judge an execution started by another deployment.
  */
-import { sql } from "kysely"
+import { sql, type RawBuilder } from "kysely"
 import type { CanonicalWorkflow } from "../model/canonicalManifest.js"
 import { canonicalJson } from "../model/canonicalJson.js"
-import type { Queryable, Tx } from "./database.js"
+import type { Queryable } from "./database.js"
+import { part, type StatementPart } from "./statementParts.js"
 
 /**
- * Stores the manifest an execution starts under (accepted time 0 unless a runner accepted it), so
- * the manifest outlives any retention of older rows while the execution is open.
+ * Stores the manifest an execution starts under (accepted time 0 unless a runner accepted it), so a
+ * runner of another deployment can judge the execution. `when` conditions it on another part of the
+ * statement (the start inserting a new execution).
  */
-export const recordStartManifest = async (
-  tx: Tx,
+export const recordStartManifestPart = (
   workflow: CanonicalWorkflow,
   hash: string,
-): Promise<void> => {
-  await sql`
-    INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
-    VALUES (${workflow.owner}, ${workflow.workflow}, ${hash}, ${canonicalJson(workflow)}::jsonb, 0)
-    ON CONFLICT DO NOTHING`.execute(tx)
-}
+  when: RawBuilder<boolean> = sql`true`,
+): StatementPart =>
+  part(
+    "manifest",
+    () => sql`INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
+      SELECT ${workflow.owner}, ${workflow.workflow}, ${hash}, ${canonicalJson(workflow)}::jsonb, 0
+      WHERE ${when}
+      ON CONFLICT DO NOTHING
+      RETURNING manifest_hash`,
+  )
 
 export interface StoredManifest {
   readonly manifest: CanonicalWorkflow

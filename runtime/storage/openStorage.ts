@@ -36,7 +36,9 @@ export interface Storage {
 }
 
 export interface StatementCounters {
+  /** Every statement sent, reads included. */
   statements: number
+  /** Transactions that may write: each COMMIT, and each statement outside a transaction but reads. */
   commits: number
 }
 
@@ -64,7 +66,8 @@ const countStatements = (pool: pg.Pool, counters: StatementCounters) => {
         inTransaction = false
         counters.commits += 1
       } else if (verb.startsWith("rollback")) inTransaction = false
-      else if (!inTransaction) counters.commits += 1
+      // A read outside a transaction commits nothing worth counting (no WAL, no flush).
+      else if (!inTransaction && !verb.startsWith("select")) counters.commits += 1
       return query(...args)
     }
   })

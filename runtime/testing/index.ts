@@ -45,8 +45,8 @@ export const testAkter = async (options: AkterOptions = {}): Promise<TestAkter> 
 }
 
 /**
- * Resolves once the runner has no live pass and nothing due: every execution has finished or is
- * suspended until a time still ahead (or an event). Rejects after `timeoutMs`.
+ * Resolves once the runner has no live pass, nothing is due and nothing is running: every execution
+ * has finished or is suspended until a time still ahead (or an event). Rejects after `timeoutMs`.
  */
 export const runUntilIdle = async (
   akter: Akter,
@@ -61,8 +61,10 @@ export const runUntilIdle = async (
       throw new Error(`runner still busy after ${options.timeoutMs ?? 10_000} ms`)
     runner.poll()
     await new Promise((resolve) => setTimeout(resolve, 5))
+    // A running execution without a live pass was abandoned; its recovery timer is still to come.
     const { rows } = await sql<{ due: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM akter.outbox WHERE due_at_ms <= ${nowMs(internals.clock)}) AS due
+      SELECT EXISTS (SELECT 1 FROM akter.outbox WHERE due_at_ms <= ${nowMs(internals.clock)})
+        OR EXISTS (SELECT 1 FROM akter.executions WHERE status = 'running') AS due
     `.execute(internals.storage.db)
     quiet = runner.live === 0 && rows[0]?.due !== true ? quiet + 1 : 0
   }

@@ -146,7 +146,7 @@ describeEachBackend("corrupted storage", (backend) => {
   // through on an unknown _tag and the body dies with "TypeError: yield* (intermediate value)... is
   // not iterable", a Defect that names neither the step nor the damage. Flip to `it` once decodeExit
   // refuses a value that is not a RecordedExit with a CorruptStoredValue naming the step.
-  it.fails("names the step whose recorded exit is JSON but not an exit", async () => {
+  it("names the step whose recorded exit is JSON but not an exit", async () => {
     const [run] = await stashAll(["exit-shape"])
     await damageExit(run!.executionId, GARBAGE.notAnExit)
     akter.advance("61 minutes")
@@ -206,7 +206,7 @@ describeEachBackend("corrupted storage", (backend) => {
   // "pass failed; its timer resumes it" (with the reason) and retries it every recovery interval,
   // forever. Other executions are not held up (asserted first). Flip to `it` once the engine
   // finishes such an execution with a Defect.
-  it.fails("finishes an execution whose stored input is garbage with a Defect", async () => {
+  it("finishes an execution whose stored input is garbage with a Defect", async () => {
     const [run, healthy] = await stashAll(["input", "input-healthy"])
     await sql`UPDATE akter.executions SET input = ${GARBAGE.brokenBrotli}
       WHERE execution_id = ${run!.executionId}`.execute(db())
