@@ -337,10 +337,19 @@ export const run = (args: readonly string[]): Promise<number> =>
           openCount() === 0 &&
           finishedCount() >= expectedTotal
         // Finished and no staged start of another workflow left to relay: nothing more can happen.
-        if (quiet && !(await inspect.hasStagedStarts(db, scope))) break
+        if (quiet && (await inspect.stagedStarts(db, scope)).length === 0) break
         if (now - startedAt > FINISH_WITHIN_MS) {
+          const staged = await inspect.stagedStarts(db, scope)
           problems.push(
-            `not finished after ${FINISH_WITHIN_MS / 1000} s: ${openCount()} executions still open, ${due.length + inFlight.size} planned events unsent\nthe runner's last words:\n${runner.tail()}`,
+            [
+              `not finished after ${FINISH_WITHIN_MS / 1000} s: ${openCount()} executions still open, ${staged.length} start steps staged and not relayed, ${due.length + inFlight.size} planned events unsent`,
+              ...staged.map(
+                (start) =>
+                  `  staged start of ${start.executionId} by owner ${start.ownerType}/${start.ownerId}: due ${start.dueAtMs - Date.now()} ms from now, claimed ${start.attempts} times`,
+              ),
+              "the runner's last words:",
+              runner.tail(),
+            ].join("\n"),
           )
           break
         }

@@ -412,16 +412,34 @@ export const recordedSteps = async (
   }))
 }
 
-/** Whether a start step of a matching owner's execution is staged and not yet relayed. */
-export const hasStagedStarts = async (
+/** A `start` step's staged start, waiting in the outbox for a runner to relay it. */
+export interface StagedStart {
+  readonly executionId: string
+  readonly ownerType: string
+  readonly ownerId: string
+  readonly dueAtMs: number
+  readonly attempts: number
+}
+
+/** The staged starts of matching owners' executions that no runner has relayed yet. */
+export const stagedStarts = async (
   db: Db,
   filter: Pick<ExecutionFilter, "ownerIdPrefix">,
-): Promise<boolean> => {
-  let query = db.selectFrom("akter.outbox").select("id").where("kind", "=", "start")
+): Promise<StagedStart[]> => {
+  let query = db
+    .selectFrom("akter.outbox")
+    .select(["id", "owner_type", "owner_id", "due_at_ms", "attempts"])
+    .where("kind", "=", "start")
   if (filter.ownerIdPrefix !== undefined) {
     query = query.where("owner_id", "like", startsWith(filter.ownerIdPrefix))
   }
-  return (await query.limit(1).execute()).length > 0
+  return (await query.orderBy("due_at_ms").limit(100).execute()).map((row) => ({
+    executionId: row.id,
+    ownerType: row.owner_type,
+    ownerId: row.owner_id,
+    dueAtMs: row.due_at_ms,
+    attempts: row.attempts,
+  }))
 }
 
 /** Whether akter's tables exist in this database (inspect never migrates). */

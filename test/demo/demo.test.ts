@@ -1,0 +1,60 @@
+/**
+ * `akter demo` as `npm start` runs it: the real CLI on a fresh embedded PGlite, a runner process
+ * killed with SIGKILL and replaced. It must exit 0 and its summary must show every planned
+ * execution finished with the outcome its input leads to.
+ */
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { REPO } from "../codegen/typeCheck.js"
+
+const { DATABASE_URL: _postgres, ...pgliteEnvironment } = process.env
+
+const numberAfter = (text: string, label: string): number => {
+  const match = new RegExp(`${label}\\s+(\\d+)`).exec(text)
+  if (match === null) throw new Error(`no "${label}" in the summary:\n${text}`)
+  return Number(match[1])
+}
+
+describe("akter demo", () => {
+  it(
+    "finishes all 488 executions through a runner killed halfway, and exits 0",
+    { timeout: 300_000 },
+    () => {
+      const started = Date.now()
+      const result = spawnSync(process.execPath, [join(REPO, "bin/akter.js"), "demo"], {
+        cwd: REPO,
+        encoding: "utf8",
+        env: pgliteEnvironment,
+        timeout: 280_000,
+      })
+      const output = `${result.stdout}${result.stderr}`
+      expect(result.status, output).toBe(0)
+      const summary = output.slice(output.indexOf("akter demo: all"))
+      expect(summary).toMatch(
+        /^akter demo: all 488 executions finished on embedded PGlite in [\d.]+ s, through a runner killed with SIGKILL at [\d.]+ s$/m,
+      )
+      // The default plan, counted from its rules (examples/demo/plan.ts): 150 orders, of which
+      // 3 have a discontinued sku and 15 are never paid (failed) and 6 are cancelled (interrupted);
+      // 90 sign-ups, of which 10 bounce and 64 verify, each billed 2 cycles; 60 subscriptions with
+      // 1, 2 or 3 cycles (120 executions).
+      expect(summary).toMatch(/^Order\.fulfill\s+126\s+18\s+6\s+0\s+0$/m)
+      expect(summary).toMatch(/^Subscription\.billingCycle\s+248\s+0\s+0\s+0\s+0$/m)
+      expect(summary).toMatch(/^User\.signUp\s+80\s+10\s+0\s+0\s+0$/m)
+      expect(summary).toMatch(/^total\s+454\s+28\s+6\s+0\s+0$/m)
+      const inFlight = numberAfter(summary, "at the kill")
+      expect(inFlight).toBeGreaterThan(0)
+      expect(summary).toContain(
+        `after the kill              ${inFlight} executions recovered by the new runner; no settled step ran again;`,
+      )
+      expect(numberAfter(summary, "activity attempts recorded")).toBeGreaterThan(488)
+      expect(summary).toMatch(/^events emitted\s+259, and 6 interrupts$/m)
+      expect(output).toMatch(
+        /^akter demo: killed runner 1 with SIGKILL at [\d.]+ s, \d+ executions in flight$/m,
+      )
+      // Plain progress lines, not terminal redraws: the output is a pipe here.
+      expect(output).not.toContain("\x1b[")
+      expect(Date.now() - started).toBeLessThan(280_000)
+    },
+  )
+})
