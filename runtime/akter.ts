@@ -19,6 +19,13 @@ export interface AkterOptions {
   readonly maxPayloadBytes?: number
   /** Pooled Postgres connections (default 10). */
   readonly poolSize?: number
+  /**
+   * Row-level-security mode (Postgres): every connection names this tenant in the `akter.tenant`
+   * setting, so the policies of `enableTenantIsolation` show it only this tenant's rows. Clients of
+   * such a handle must act for this tenant; runners need a handle without it (they serve every
+   * tenant, connecting as the tables' owner).
+   */
+  readonly tenant?: string
   readonly logger?: Logger
 }
 
@@ -33,6 +40,8 @@ export interface Akter {
 /** What clients and runners made from a handle share. Not part of the public API. */
 export interface AkterInternals {
   readonly storage: Storage
+  /** The tenant every connection is restricted to (row-level-security mode), if any. */
+  readonly tenant: string | undefined
   readonly clock: DatabaseClock
   readonly maxPayloadBytes: number
   readonly wakeups: Wakeups
@@ -59,13 +68,20 @@ export const internalsOf = (akter: Akter): AkterInternals => {
  * await akter.close()
  */
 export const createAkter = async (options: AkterOptions = {}): Promise<Akter> => {
+  if (options.tenant !== undefined && options.databaseUrl === undefined) {
+    throw new Error(
+      "createAkter: `tenant` (row-level-security mode) needs Postgres (`databaseUrl`)",
+    )
+  }
   const storage = await openStorage({
+    ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
     ...(options.databaseUrl === undefined ? {} : { databaseUrl: options.databaseUrl }),
     ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
     ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
   })
   try {
-    if (options.migrate !== false) await migrate(storage.db)
+    // A tenant-restricted role does not own the schema: it cannot (and must not) migrate it.
+    if (options.migrate ?? options.tenant === undefined) await migrate(storage.db)
     const clock = makeClock()
     await measureSkew(storage.db, clock)
     const wakeups = new Wakeups()
@@ -89,6 +105,7 @@ export const createAkter = async (options: AkterOptions = {}): Promise<Akter> =>
     }
     internalsByHandle.set(akter, {
       storage,
+      tenant: options.tenant,
       clock,
       maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       wakeups,

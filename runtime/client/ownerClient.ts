@@ -139,6 +139,11 @@ export const makeOwnerClient = <Client>(
   const internals = internalsOf(akter)
   const invalidTenant = checkTenant(caller.tenant)
   if (invalidTenant !== undefined) throw invalidTenant
+  if (internals.tenant !== undefined && caller.tenant !== internals.tenant) {
+    throw new Error(
+      `makeOwnerClient: this handle is restricted to tenant ${JSON.stringify(internals.tenant)} (row-level-security mode); a client for tenant ${JSON.stringify(caller.tenant)} needs a handle of its own`,
+    )
+  }
   const client: Record<string, unknown> = {
     emit: (ownerId: string, event: string, payload: unknown, options?: { commandId?: string }) =>
       emitEvent(internals, owner, caller, ownerId, event, payload, options),

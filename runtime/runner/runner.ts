@@ -23,6 +23,7 @@ import { decodeJson, encodeJson } from "../storage/codec.js"
 import { estimatedNow } from "../storage/clock.js"
 import type { Caller } from "../model/caller.js"
 import { acceptManifests } from "./acceptManifests.js"
+import { sweepRetention } from "../retention/sweepRetention.js"
 
 export interface RunnerOptions {
   readonly akter: Akter
@@ -44,6 +45,12 @@ export interface RunnerOptions {
   readonly leaseMs?: number
   /** How often leases are renewed and rebalanced (default a sixth of the lease). */
   readonly heartbeatMs?: number
+  /**
+   * The retention sweep this runner runs now and then (any runner may; they take turns): finished
+   * executions, events below every open cursor, old receipts and unused manifests go after
+   * `keepMs` (default 7 days), checked every `everyMs` (default 10 minutes). `false`: never.
+   */
+  readonly retention?: false | { readonly keepMs?: number; readonly everyMs?: number }
 }
 
 export interface Runner {
@@ -65,6 +72,7 @@ const DEFAULT_POLL_MS = 1000
 const DEFAULT_RECOVERY_MS = 30_000
 const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 const DEFAULT_LEASE_MS = 30_000
+const DEFAULT_RETENTION_EVERY_MS = 10 * 60 * 1000
 
 const ownerKeyOf = (owner: OwnerPlacement) =>
   JSON.stringify([owner.tenant, owner.ownerType, owner.ownerId])
@@ -95,6 +103,11 @@ interface StagedStart {
  */
 export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   const internals = internalsOf(options.akter)
+  if (internals.tenant !== undefined) {
+    throw new Error(
+      "startRunner: this handle is restricted to one tenant (row-level-security mode); a runner serves every tenant and needs a handle connected as the tables' owner",
+    )
+  }
   const id = `runner-${randomUUID()}`
   const log = internals.log.with({ runner: id })
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY
@@ -368,6 +381,31 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   const stopListening = await internals.storage.listen(WAKE_CHANNEL, () => poll())
   const stopListeningLeases = await internals.storage.listen(LEASES_CHANNEL, () => leases?.nudge())
   await leases.start()
+  const retention = options.retention === false ? undefined : (options.retention ?? {})
+  let retentionTimer: ReturnType<typeof setTimeout> | undefined
+  const scheduleRetention = () => {
+    if (retention === undefined || draining) return
+    const everyMs = retention.everyMs ?? DEFAULT_RETENTION_EVERY_MS
+    // Jitter, so runners started together do not all sweep at once.
+    retentionTimer = setTimeout(
+      () => {
+        sweepRetention(
+          internals,
+          retention.keepMs === undefined ? {} : { keepMs: retention.keepMs },
+        )
+          .then((report) => {
+            if (report.executions + report.events + report.receipts + report.manifests > 0) {
+              log.info("retention sweep", { ...report })
+            }
+          })
+          .catch((error) => log.error("retention sweep failed", { error: String(error) }))
+          .finally(scheduleRetention)
+      },
+      everyMs * (0.75 + Math.random() / 2),
+    )
+    retentionTimer.unref?.()
+  }
+  scheduleRetention()
   log.info("runner started", {
     workflows: [...implementations.keys()],
     backend: internals.storage.backend,
@@ -379,6 +417,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (draining) return
     draining = true
     if (pollTimer !== undefined) clearTimeout(pollTimer)
+    if (retentionTimer !== undefined) clearTimeout(retentionTimer)
     stopBucketWakeups()
     stopLeaseWakeups()
     for (const run of live.values()) run.control?.abandon("runner draining")

@@ -20,6 +20,8 @@ export interface StorageOptions {
   readonly dataDir?: string
   /** Largest number of pooled Postgres connections (default 10). */
   readonly poolSize?: number
+  /** Postgres: every connection sets `akter.tenant` to this (row-level-security mode). */
+  readonly tenant?: string
 }
 
 export interface Storage {
@@ -73,8 +75,17 @@ const countStatements = (pool: pg.Pool, counters: StatementCounters) => {
   })
 }
 
-const openPostgres = (url: string, poolSize: number): Storage => {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types })
+/** A startup `options` value that sets `akter.tenant`; spaces and backslashes escaped for libpq. */
+const tenantOption = (tenant: string) =>
+  `-c akter.tenant=${tenant.replace(/[\\ ]/g, (c) => `\\${c}`)}`
+
+const openPostgres = (url: string, poolSize: number, tenant: string | undefined): Storage => {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    types,
+    ...(tenant === undefined ? {} : { options: tenantOption(tenant) }),
+  })
   const counters: StatementCounters = { statements: 0, commits: 0 }
   countStatements(pool, counters)
   // A connection that dies while idle (a restarted server) must not crash the process.
@@ -122,4 +133,4 @@ const openPglite = async (dataDir: string): Promise<Storage> => {
 export const openStorage = async (options: StorageOptions = {}): Promise<Storage> =>
   options.databaseUrl === undefined
     ? openPglite(options.dataDir ?? ".akter/pglite")
-    : openPostgres(options.databaseUrl, options.poolSize ?? 10)
+    : openPostgres(options.databaseUrl, options.poolSize ?? 10, options.tenant)

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto"
 import { Effect, Exit } from "effect"
 import pg from "pg"
+import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import {
   createAkter,
@@ -287,6 +288,31 @@ describePostgres("row-level security", () => {
       { tenant: "acme", interrupt: false },
       { tenant: "globex", interrupt: false },
     ])
+  })
+
+  it("restricts a handle made with the tenant option, and refuses a client or runner of another tenant on it", async () => {
+    const acmeHandle = await createAkter({ databaseUrl: urlAs(undefined), tenant: "acme" })
+    try {
+      const acme = makeOwnerClient<AnyClient>(acmeHandle, vault.vault, { tenant: "acme" })
+      const run = await acme.store.start("o-3", { name: "t", amount: 1, entry: entryOf("y") })
+      await runUntilIdle(owner, runner)
+      expect(await run.result({ timeout: "5 seconds" })).toEqual({
+        _tag: "Success",
+        value: { name: "t", entry: entryOf("y") },
+      })
+      expect(() =>
+        makeOwnerClient<AnyClient>(acmeHandle, vault.vault, { tenant: "globex" }),
+      ).toThrow('this handle is restricted to tenant "acme"')
+      await expect(startRunner({ akter: acmeHandle, workflows: [] })).rejects.toThrow(
+        "a runner serves every tenant",
+      )
+      const rows = await sql<{
+        tenant: string
+      }>`SELECT DISTINCT tenant FROM akter.executions`.execute(internalsOf(acmeHandle).storage.db)
+      expect(rows.rows).toEqual([{ tenant: "acme" }])
+    } finally {
+      await acmeHandle.close()
+    }
   })
 
   it("lets an akter client connected as the role work for its tenant, and the database refuse another", async () => {

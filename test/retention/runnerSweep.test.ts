@@ -1,0 +1,46 @@
+/**
+ * A runner runs the retention sweep on its own schedule: a finished execution older than the keep
+ * period disappears without anyone calling the sweep.
+ */
+import { randomUUID } from "node:crypto"
+import { expect, it } from "vitest"
+import { internalsOf } from "../../runtime/akter.js"
+import { makeOwnerClient, startRunner } from "../../runtime/index.js"
+import { runUntilIdle, testAkter } from "../../runtime/testing/index.js"
+import { makeProbe } from "../runtime/probeWorkflows.js"
+
+it("deletes a finished execution past the keep period on the runner's own schedule", async () => {
+  const akter = await testAkter()
+  const probe = await makeProbe()
+  const runner = await startRunner({
+    akter,
+    workflows: probe.workflows,
+    pollMs: 20,
+    retention: { keepMs: 60_000, everyMs: 40 },
+  })
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    const client = makeOwnerClient<any>(akter, probe.registration)
+    const run = await client.quick.start(`o-${randomUUID()}`, { id: "kept-then-swept" })
+    await runUntilIdle(akter, runner)
+    expect((await run.result())._tag).toBe("Success")
+    const rows = () =>
+      internalsOf(akter)
+        .storage.db.selectFrom("akter.executions")
+        .select("execution_id")
+        .where("execution_id", "=", run.executionId)
+        .execute()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(await rows()).toHaveLength(1)
+    akter.advance("2 minutes")
+    const deadline = Date.now() + 10_000
+    while ((await rows()).length > 0) {
+      if (Date.now() > deadline) throw new Error("the runner never swept the finished execution")
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(await run.status()).toEqual({ status: "unknown" })
+  } finally {
+    await runner.close()
+    await akter.close()
+  }
+})
