@@ -13,6 +13,7 @@ import type { WorkflowRegistration } from "../model/registration.js"
 import type { ExecutionRow } from "./executionStore.js"
 import type { PassWriter } from "./passWriter.js"
 import type { StepRow } from "./stepStore.js"
+import { timeoutDelay } from "../storage/clock.js"
 
 export interface Parked {
   /** When the step can make progress on its own; `null`: only an event can wake it. */
@@ -123,7 +124,7 @@ export class PassState {
       const dueTimer =
         parked.dueAtMs === null
           ? undefined
-          : setTimeout(() => waker(), Math.max(0, parked.dueAtMs - this.now()))
+          : setTimeout(() => waker(), timeoutDelay(parked.dueAtMs - this.now()))
       const waker = () => {
         if (dueTimer !== undefined) clearTimeout(dueTimer)
         this.wakers.delete(waker)

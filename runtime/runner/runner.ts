@@ -20,7 +20,7 @@ import { sql } from "kysely"
 import { startParts, startSelect } from "../client/startExecution.js"
 import { composeStatement } from "../storage/statementParts.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
-import { estimatedNow } from "../storage/clock.js"
+import { estimatedNow, timeoutDelay } from "../storage/clock.js"
 import type { Caller } from "../model/caller.js"
 import { acceptManifests } from "./acceptManifests.js"
 import { sweepRetention } from "../retention/sweepRetention.js"
@@ -185,7 +185,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         pollTimerAt = Number.POSITIVE_INFINITY
         poll()
       },
-      Math.max(0, at - Date.now()),
+      timeoutDelay(at - Date.now()),
     )
   }
 

@@ -30,3 +30,13 @@ export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<
 /** The local estimate of the database's `now` (offset included), good to a few milliseconds. */
 export const estimatedNow = (clock: DatabaseClock): number =>
   Date.now() + clock.skewMs + clock.offsetMs
+
+/** The longest delay `setTimeout` honours; Node fires a longer one at once (a warning, then 1 ms). */
+export const MAX_TIMEOUT_MS = 2_147_483_647
+
+/**
+ * A `setTimeout` delay for something due `ms` from now: never negative, and cut to the longest
+ * delay Node takes, so a 30-day sleep wakes its waiter after 24.8 days to look again rather than
+ * at once, over and over.
+ */
+export const timeoutDelay = (ms: number): number => Math.min(MAX_TIMEOUT_MS, Math.max(0, ms))
