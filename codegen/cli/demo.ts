@@ -32,8 +32,8 @@ const DEFAULT_EXECUTIONS = 300
 const KILL_AT_FINISHED_SHARE = 0.4
 /** ...or this long after the first start, whichever comes first. */
 const KILL_AT_LATEST_MS = 12_000
-/** Every execution must have finished this long after the first start. */
-const FINISH_WITHIN_MS = 90_000
+/** Every execution must have finished this long after the first start (default of --finish-within). */
+const FINISH_WITHIN_S = 90
 const TICK_MS = 50
 const TTY_FRAME_MS = 200
 const LOG_LINE_MS = 2000
@@ -66,10 +66,15 @@ const spec = {
     "Runs hundreds of executions of the example workflows (examples/app.ts) on embedded PGlite through a runner process that is killed with SIGKILL halfway and replaced, then proves every execution finished with its recorded steps intact.",
   options: {
     executions: { type: "string" },
+    "finish-within": { type: "string" },
     "database-url": { type: "string" },
   },
   optionHelp: [
     ["--executions N", `executions to start (default ${DEFAULT_EXECUTIONS}; start steps add more)`],
+    [
+      "--finish-within S",
+      `fail unless every execution finished S seconds after the first start (default ${FINISH_WITHIN_S})`,
+    ],
     [
       "--database-url URL",
       "run on this Postgres instead (default: $DATABASE_URL, else a fresh in-memory PGlite)",
@@ -107,6 +112,14 @@ export const run = (args: readonly string[]): Promise<number> =>
         `--executions must be an integer from 10 to 5000, not ${JSON.stringify(options.executions)}`,
       )
     }
+    const finishWithinS =
+      options["finish-within"] === undefined ? FINISH_WITHIN_S : Number(options["finish-within"])
+    if (!Number.isInteger(finishWithinS) || finishWithinS < 1) {
+      throw new UsageError(
+        `--finish-within must be a positive number of seconds, not ${JSON.stringify(options["finish-within"])}`,
+      )
+    }
+    const finishWithinMs = finishWithinS * 1000
     const say = (line: string) => console.log(line)
 
     // 1. The SDK the example app imports must match the manifests.
@@ -338,11 +351,11 @@ export const run = (args: readonly string[]): Promise<number> =>
           finishedCount() >= expectedTotal
         // Finished and no staged start of another workflow left to relay: nothing more can happen.
         if (quiet && (await inspect.stagedStarts(db, scope)).length === 0) break
-        if (now - startedAt > FINISH_WITHIN_MS) {
+        if (now - startedAt > finishWithinMs) {
           const staged = await inspect.stagedStarts(db, scope)
           problems.push(
             [
-              `not finished after ${FINISH_WITHIN_MS / 1000} s: ${openCount()} executions still open, ${staged.length} start steps staged and not relayed, ${due.length + inFlight.size} planned events unsent`,
+              `not finished after ${finishWithinS} s: ${openCount()} executions still open, ${staged.length} start steps staged and not relayed, ${due.length + inFlight.size} planned events unsent`,
               ...staged.map(
                 (start) =>
                   `  staged start of ${start.executionId} by owner ${start.ownerType}/${start.ownerId}: due ${start.dueAtMs - Date.now()} ms from now, claimed ${start.attempts} times`,

@@ -16,18 +16,23 @@ const numberAfter = (text: string, label: string): number => {
   return Number(match[1])
 }
 
+// Other suites run beside this one on two cores, so it allows more time than `npm start` does.
 describe("akter demo", () => {
   it(
     "finishes all 488 executions through a runner killed halfway, and exits 0",
-    { timeout: 300_000 },
+    { timeout: 360_000 },
     () => {
       const started = Date.now()
-      const result = spawnSync(process.execPath, [join(REPO, "bin/akter.js"), "demo"], {
-        cwd: REPO,
-        encoding: "utf8",
-        env: pgliteEnvironment,
-        timeout: 280_000,
-      })
+      const result = spawnSync(
+        process.execPath,
+        [join(REPO, "bin/akter.js"), "demo", "--finish-within", "240"],
+        {
+          cwd: REPO,
+          encoding: "utf8",
+          env: pgliteEnvironment,
+          timeout: 330_000,
+        },
+      )
       const output = `${result.stdout}${result.stderr}`
       expect(result.status, output).toBe(0)
       const summary = output.slice(output.indexOf("akter demo: all"))
@@ -54,7 +59,7 @@ describe("akter demo", () => {
       )
       // Plain progress lines, not terminal redraws: the output is a pipe here.
       expect(output).not.toContain("\x1b[")
-      expect(Date.now() - started).toBeLessThan(280_000)
+      expect(Date.now() - started).toBeLessThan(330_000)
     },
   )
 })
