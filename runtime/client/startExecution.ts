@@ -14,6 +14,7 @@ import { armTimerPart } from "../outbox/outboxStore.js"
 import { WAKE_CHANNEL } from "../outbox/wakeups.js"
 import { recordStartManifestPart } from "../storage/manifestStore.js"
 import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
+import { nowMs } from "../storage/clock.js"
 
 export interface StartRequest {
   readonly owner: OwnerPlacement
@@ -28,6 +29,8 @@ export interface StartRequest {
 export const startParts = (
   internals: AkterInternals,
   request: StartRequest,
+  /** A runner of this process takes the execution: the timer is armed as its claim would have. */
+  handedOver?: { readonly recoveryMs: number },
 ): { readonly parts: readonly StatementPart[]; readonly inserted: string } => {
   const { clock } = internals
   const { parts, inserted } = insertExecutionParts(clock, {
@@ -64,31 +67,61 @@ export const startParts = (
         request.workflow.hashes.compatibility,
         created,
       ),
-      armTimerPart(clock, request.owner, request.executionId, "now", { when: created }),
+      armTimerPart(
+        clock,
+        request.owner,
+        request.executionId,
+        handedOver === undefined
+          ? "now"
+          : sql<number>`${nowMs(clock)} + ${handedOver.recoveryMs}::bigint`,
+        { when: created },
+      ),
     ],
   }
 }
 
 /** The final select of a start: whether it created the execution, and the wake-up of other processes. */
-export const startSelect = (internals: AkterInternals, owner: OwnerPlacement, inserted: string) =>
-  internals.storage.backend === "postgres"
+export const startSelect = (
+  internals: AkterInternals,
+  owner: OwnerPlacement,
+  inserted: string,
+  handedOver = false,
+) =>
+  internals.storage.backend === "postgres" && !handedOver
     ? sql`${countOf(inserted)} AS created,
         (SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) FROM ${sql.id(inserted)}) AS notified`
     : sql`${countOf(inserted)} AS created`
 
-/** Starts (or attaches to) an execution in one statement and wakes this process's runners. */
+/**
+ * Starts (or attaches to) an execution in one statement. A runner of this process that serves the
+ * bucket takes the new execution at once (no claim, no poll); otherwise runners are woken to claim
+ * its timer, due now.
+ */
 export const startExecution = async (
   internals: AkterInternals,
   request: StartRequest,
 ): Promise<boolean> => {
-  const { parts, inserted } = startParts(internals, request)
+  const { owner, workflow, executionId } = request
+  const handover = internals.wakeups.acceptorFor(owner.bucket, workflow.owner, workflow.name)
+  const { parts, inserted } = startParts(internals, request, handover)
   faultPoint("start.before")
   const { rows } = await composeStatement(
     parts,
-    startSelect(internals, request.owner, inserted),
+    startSelect(internals, owner, inserted, handover !== undefined),
   ).execute(internals.storage.db)
   faultPoint("start.after")
   const created = rows[0]?.["created"] === 1
-  if (created) internals.wakeups.wakeBucket(request.owner.bucket)
-  return created
+  if (!created) return false
+  if (handover === undefined) internals.wakeups.wakeBucket(owner.bucket)
+  else if (!handover.acceptor.accept(owner, executionId, workflow.name)) {
+    // The runner stopped taking work meanwhile: make the timer due for whoever serves the bucket.
+    await composeStatement(
+      [armTimerPart(internals.clock, owner, executionId, "now", { when: sql`true` })],
+      internals.storage.backend === "postgres"
+        ? sql`pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) AS notified`
+        : sql`true AS notified`,
+    ).execute(internals.storage.db)
+    internals.wakeups.wakeBucket(owner.bucket)
+  }
+  return true
 }

@@ -13,7 +13,7 @@
  */
 import { sql, type RawBuilder } from "kysely"
 import { faultPoint } from "../faults.js"
-import { FENCE, StaleGeneration, fencePart, type Activation } from "../owners/fence.js"
+import { FENCE, type Activation } from "../owners/fence.js"
 import type { Db } from "../storage/database.js"
 import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
 import { executionPatchPart, type ExecutionPatch } from "./executionStore.js"
@@ -98,11 +98,6 @@ export class PassWriter {
       const carried = write.final === true ? [] : held
       const expected = write.final === true ? [] : settles
       const execution = write.final === true ? {} : mergePatches(patch, write.execution ?? {})
-      const parts: StatementPart[] = [fencePart(this.activation), ...carried]
-      if (!isEmptyPatch(execution))
-        parts.push(executionPatchPart(this.routingKey, this.executionId, execution))
-      parts.push(...write.parts)
-      // A held settle that matched no pending row aborts the whole statement: nothing commits.
       const settled =
         expected.length === 0
           ? sql`true`
@@ -110,16 +105,28 @@ export class PassWriter {
               expected.map((name) => countOf(name)),
               sql` + `,
             )} = ${expected.length}, 'a held settle matched no pending step')`
-      const select = sql`(SELECT count(*) FROM ${sql.id(FENCE)})::int AS fenced, ${settled} AS settled${
+      const select = sql`(SELECT held FROM ${sql.id(FENCE)}) AS generation, ${settled} AS settled${
         write.select === undefined ? sql`` : sql`, ${write.select}`
       }`
       faultPoint(`${label}.before`)
       if (carried.length > 0) faultPoint("settle.before")
       try {
-        const { rows } = await composeStatement(parts, select).execute(this.db)
-        const row = rows[0] ?? {}
-        if (row["fenced"] !== 1)
-          throw new StaleGeneration(this.activation.owner, this.activation.generation)
+        const row = await this.activation.fenced(async (fence) => {
+          const parts: StatementPart[] = [fence, ...carried]
+          if (!isEmptyPatch(execution)) {
+            parts.push(executionPatchPart(this.routingKey, this.executionId, execution))
+          }
+          parts.push(...write.parts)
+          // A held settle that matched no pending row aborts the whole statement: nothing commits.
+          const { rows } = await composeStatement(parts, select).execute(this.db)
+          const result = rows[0] ?? {}
+          const generation = result["generation"]
+          return {
+            result,
+            generation:
+              generation === null || generation === undefined ? undefined : Number(generation),
+          }
+        })
         if (carried.length > 0) faultPoint("settle.after")
         faultPoint(`${label}.after`)
         return write.read === undefined ? (undefined as A) : write.read(row)

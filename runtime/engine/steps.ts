@@ -32,7 +32,7 @@ import {
   unseenEventsPart,
   type StepRow,
 } from "./stepStore.js"
-import { InterruptRequested, RecordedDefect } from "./signals.js"
+import { InterruptRequested, PassAbandoned, RecordedDefect } from "./signals.js"
 
 const EVENT_PAGE = 256
 
@@ -239,10 +239,18 @@ const waitStep =
               unseen,
               expired,
             ],
-            select: sql`${existsIn(expired.name)} AS timed_out`,
-            read: (row) => row["timed_out"] === true,
+            select: sql`${existsIn(expired.name)} AS timed_out,
+              (SELECT seen FROM ${sql.id(unseen.name)}) AS seen`,
+            read: (row) => ({ expired: row["timed_out"] === true, seen: row["seen"] === true }),
           })
-          if (timedOut) {
+          // Neither timed out nor an event to read: another writer settled the wait, and this
+          // pass's memory is behind the database.
+          if (!timedOut.expired && !timedOut.seen) {
+            return yield* Effect.die(
+              new PassAbandoned(`wait ${step} was settled by another writer`),
+            )
+          }
+          if (timedOut.expired) {
             const outcome: WaitOutcome = { timedOut: true }
             state.remember({
               ...settledRow(

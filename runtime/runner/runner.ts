@@ -10,7 +10,7 @@ import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
-import { activateOwner, type Activation } from "../owners/fence.js"
+import { Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
 import { claimDue, deleteClaimedPart, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
 import { LEASES_CHANNEL, WAKE_CHANNEL } from "../outbox/wakeups.js"
@@ -153,7 +153,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   const live = new Map<string, LiveRun & { readonly bucket: number }>()
   const activations = new Map<
     string,
-    { readonly bucket: number; readonly activation: Promise<Activation | undefined> }
+    { readonly bucket: number; readonly activation: Activation }
   >()
   const running = new Set<Promise<void>>()
   let draining = false
@@ -190,21 +190,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   }
 
   /**
-   * The runner's activation of an owner, taken once per lease of its bucket: activating advances the
+   * The runner's activation of an owner, one per lease of its bucket. Its first write advances the
    * owner's generation, so whoever served the owner before can commit nothing more.
    */
-  const activate = (owner: OwnerPlacement): Promise<Activation | undefined> => {
+  const activationOf = (owner: OwnerPlacement): Activation => {
     const key = ownerKeyOf(owner)
     let entry = activations.get(key)
     if (entry === undefined) {
-      faultPoint("activate.before")
-      const activation = activateOwner(internals.storage.db, owner).then((taken) => {
-        faultPoint("activate.after")
-        return taken
-      })
-      entry = { bucket: owner.bucket, activation }
+      entry = { bucket: owner.bucket, activation: new Activation(owner) }
       activations.set(key, entry)
-      activation.catch(() => activations.delete(key))
     }
     return entry.activation
   }
@@ -232,9 +226,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     let outcome: PassOutcome | undefined
     try {
       for (;;) {
-        const activation = await activate(owner)
-        if (activation === undefined) break
-        outcome = await runPass(services, owner, executionId, activation, (control) => {
+        outcome = await runPass(services, owner, executionId, activationOf(owner), (control) => {
           entry.control = control
         })
         if (outcome.kind === "abandoned") {
@@ -377,6 +369,21 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     onLeaseChange,
   )
   const stopBucketWakeups = internals.wakeups.onBucket(() => poll())
+  const readiness = (bucket: number, ownerType: string, workflow: string) =>
+    !draining &&
+    leases?.holds(bucket) === true &&
+    live.size < concurrency &&
+    implementations.has(`${ownerType}/${workflow}`)
+      ? recoveryMs
+      : undefined
+  const stopTakingStarts = internals.wakeups.onStart({
+    readiness,
+    accept: (owner, executionId, workflow) => {
+      if (readiness(owner.bucket, owner.ownerType, workflow) === undefined) return false
+      if (!live.has(executionId)) track(runExecution(owner, executionId))
+      return true
+    },
+  })
   const stopLeaseWakeups = internals.wakeups.onLeasesReleased(() => leases?.nudge())
   const stopListening = await internals.storage.listen(WAKE_CHANNEL, () => poll())
   const stopListeningLeases = await internals.storage.listen(LEASES_CHANNEL, () => leases?.nudge())
@@ -420,6 +427,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (retentionTimer !== undefined) clearTimeout(retentionTimer)
     stopBucketWakeups()
     stopLeaseWakeups()
+    stopTakingStarts()
     for (const run of live.values()) run.control?.abandon("runner draining")
     while (running.size > 0) await Promise.allSettled([...running])
     await leases!.release()
