@@ -112,7 +112,11 @@ export const readStatus = async (
   }
 }
 
-const POLL_FIRST_MS = 10
+/**
+ * Polling is only the fallback: a finish in this process, or on Postgres in any process, wakes the
+ * waiter at once. So the first re-read waits long enough not to cost a statement per workflow.
+ */
+const POLL_FIRST_MS = 100
 const POLL_MAX_MS = 1000
 
 /**
