@@ -2,6 +2,7 @@
  * The handle an application holds: one database (Postgres from a URL, or embedded PGlite), its
  * clock and its limits. Clients and runners are made from it; `close()` releases the database.
  */
+import type { Tracer } from "effect"
 import { makeLogger, type Logger } from "./log.js"
 import { makeClock, measureSkew, type DatabaseClock } from "./storage/clock.js"
 import { migrate } from "./storage/migrator.js"
@@ -27,6 +28,11 @@ export interface AkterOptions {
    */
   readonly tenant?: string
   readonly logger?: Logger
+  /**
+   * Effect tracer that receives spans of passes, steps and client calls (an OpenTelemetry
+   * exporter's tracer, for instance). Absent: no spans are made.
+   */
+  readonly tracer?: Tracer.Tracer
 }
 
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024
@@ -46,6 +52,7 @@ export interface AkterInternals {
   readonly maxPayloadBytes: number
   readonly wakeups: Wakeups
   readonly log: Logger
+  readonly tracer: Tracer.Tracer | undefined
   /** Starts listening for finished executions of other processes (Postgres), once. */
   readonly listenForResults: () => Promise<void>
   readonly onClose: Set<() => Promise<void>>
@@ -110,6 +117,7 @@ export const createAkter = async (options: AkterOptions = {}): Promise<Akter> =>
       maxPayloadBytes: options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       wakeups,
       log: options.logger ?? makeLogger(),
+      tracer: options.tracer,
       listenForResults,
       onClose,
     })

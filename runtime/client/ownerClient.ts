@@ -41,6 +41,7 @@ import { interruptExecution } from "./interruptExecution.js"
 import { checkCommandId, checkOwnerId, checkTenant } from "./ownerIds.js"
 import { encodePayload } from "./payloads.js"
 import { startExecution } from "./startExecution.js"
+import { tracedCall } from "../tracing.js"
 import { z } from "zod"
 
 const noInput = z.undefined()
@@ -64,12 +65,24 @@ const executionHandle = (
   internals: AkterInternals,
   workflow: WorkflowRegistration,
   execution: ResolvedExecution,
-): Execution<unknown, unknown> => ({
-  executionId: execution.executionId,
-  status: () => readStatus(internals, workflow, execution),
-  result: (options) => awaitResult(internals, workflow, execution, timeoutMsOf(options)),
-  interrupt: () => interruptExecution(internals, execution),
-})
+): Execution<unknown, unknown> => {
+  const attributes = { "akter.execution_id": execution.executionId }
+  return {
+    executionId: execution.executionId,
+    status: () =>
+      tracedCall(internals.tracer, "akter.client.status", attributes, () =>
+        readStatus(internals, workflow, execution),
+      ),
+    result: (options) =>
+      tracedCall(internals.tracer, "akter.client.result", attributes, () =>
+        awaitResult(internals, workflow, execution, timeoutMsOf(options)),
+      ),
+    interrupt: () =>
+      tracedCall(internals.tracer, "akter.client.interrupt", attributes, () =>
+        interruptExecution(internals, execution),
+      ),
+  }
+}
 
 const startWorkflow = async (
   internals: AkterInternals,
@@ -146,12 +159,22 @@ export const makeOwnerClient = <Client>(
   }
   const client: Record<string, unknown> = {
     emit: (ownerId: string, event: string, payload: unknown, options?: { commandId?: string }) =>
-      emitEvent(internals, owner, caller, ownerId, event, payload, options),
+      tracedCall(
+        internals.tracer,
+        "akter.client.emit",
+        { "akter.owner_type": owner.owner, "akter.owner_id": ownerId, "akter.event": event },
+        () => emitEvent(internals, owner, caller, ownerId, event, payload, options),
+      ),
   }
   for (const [name, workflow] of Object.entries(owner.workflows)) {
     client[name] = {
       start: (ownerId: string, input: unknown, options?: StartOptions) =>
-        startWorkflow(internals, workflow, caller, ownerId, input, options),
+        tracedCall(
+          internals.tracer,
+          "akter.client.start",
+          { "akter.owner_type": workflow.owner, "akter.owner_id": ownerId, "akter.workflow": name },
+          () => startWorkflow(internals, workflow, caller, ownerId, input, options),
+        ),
       attach: (executionId: string) => attachWorkflow(internals, workflow, caller, executionId),
     }
   }

@@ -23,6 +23,7 @@ import { nowMs } from "../storage/clock.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
 import { readManifest, recordStartManifestPart } from "../storage/manifestStore.js"
 import type { Logger } from "../log.js"
+import { traced } from "../tracing.js"
 import { finishExecutionPart, readExecution, readExecutionState } from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
 import { PassWriter } from "./passWriter.js"
@@ -212,7 +213,20 @@ export const runPass = async (
     }
     return exit
   })
-  const outer = Effect.runFork(program)
+  const outer = Effect.runFork(
+    traced(
+      internals.tracer,
+      "akter.pass",
+      {
+        "akter.execution_id": executionId,
+        "akter.owner_type": execution.owner_type,
+        "akter.owner_id": execution.owner_id,
+        "akter.workflow": execution.workflow,
+        "akter.tenant": execution.tenant,
+      },
+      program,
+    ),
+  )
   const end = (next: Ending) => {
     if (ending !== undefined) return
     ending = next

@@ -21,6 +21,7 @@ import { decodeJson, encodeJson } from "../storage/codec.js"
 import { checkOwnerId } from "../client/ownerIds.js"
 import { executionKeyOf, inputSchemaOf } from "../client/ownerClient.js"
 import { activityStep } from "./activityStep.js"
+import { traced } from "../tracing.js"
 import { decodeExit, encodeExit, recordableExit, replayExit } from "./recordedExits.js"
 import type { StepEnvironment } from "./stepEnvironment.js"
 import {
@@ -402,24 +403,23 @@ export const buildSteps = (env: StepEnvironment): Record<string, unknown> => {
         }),
       ),
   }
+  const tracer = env.internals.tracer
   for (const [name, declared] of Object.entries(registration.canonical.steps)) {
-    switch (declared.kind) {
-      case "activity":
-        steps[name] = activityStep(env, name)
-        break
-      case "sleep":
-        steps[name] = sleepStep(env, name)
-        break
-      case "wait":
-        steps[name] = waitStep(env, name)
-        break
-      case "race":
-        steps[name] = raceStep(env, name)
-        break
-      case "start":
-        steps[name] = startStep(env, name)
-        break
-    }
+    const step: (...args: never[]) => Effect.Effect<unknown, unknown> =
+      declared.kind === "activity"
+        ? activityStep(env, name)
+        : declared.kind === "sleep"
+          ? sleepStep(env, name)
+          : declared.kind === "wait"
+            ? waitStep(env, name)
+            : declared.kind === "race"
+              ? raceStep(env, name)
+              : startStep(env, name)
+    const attributes = { "akter.step": name, "akter.step.kind": declared.kind }
+    steps[name] =
+      tracer === undefined
+        ? step
+        : (...args: never[]) => traced(tracer, "akter.step", attributes, step(...args))
   }
   const workflowName = `${registration.owner}.${registration.name}`
   return new Proxy(steps, {

@@ -17,6 +17,8 @@ import { estimatedNow, nowMs } from "../storage/clock.js"
 import type { Runner } from "../runner/runner.js"
 import { showExecution, type ExecutionDetail } from "../inspect/executionQueries.js"
 
+export { recordingTracer, type RecordedSpan, type RecordingTracer } from "./recordingTracer.js"
+
 export interface TestAkter extends Akter {
   /** Moves the clock every statement of this handle reads forward; runners are woken to look. */
   advance(duration: Duration.Input): void
