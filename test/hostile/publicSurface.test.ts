@@ -51,7 +51,7 @@ describe("the public surface", () => {
       "startRunner",
     ])
     expect(Object.keys(entry).filter((name) => INTERNAL.test(name))).toEqual([])
-    expect(Object.keys(testing).sort()).toEqual(["inspectExecution", "runUntilIdle", "testAkter"])
+    expect(Object.keys(testing).sort()).toEqual(["inspectExecution", "recordingTracer", "runUntilIdle", "testAkter"])
   })
 
   it("the package exports only the akter and akter/testing entries", () => {
