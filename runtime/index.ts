@@ -35,6 +35,7 @@ export type {
 } from "./engine/workflowApi.js"
 export { makeEffectOwnerClient, makeOwnerClient } from "./client/ownerClient.js"
 export { startRunner, type Runner, type RunnerOptions } from "./runner/runner.js"
+export { AkterHandle, AkterRunner } from "./layers.js"
 export { makeLogger, type Logger, type LogLevel } from "./log.js"
 export type {
   AttachRefused,

@@ -41,6 +41,8 @@ describe("the public surface", () => {
       .filter((name) => !errorNames.includes(name))
       .sort()
     expect(rest).toEqual([
+      "AkterHandle",
+      "AkterRunner",
       "StaleRegistration",
       "createAkter",
       "defineOwner",
@@ -51,7 +53,12 @@ describe("the public surface", () => {
       "startRunner",
     ])
     expect(Object.keys(entry).filter((name) => INTERNAL.test(name))).toEqual([])
-    expect(Object.keys(testing).sort()).toEqual(["inspectExecution", "recordingTracer", "runUntilIdle", "testAkter"])
+    expect(Object.keys(testing).sort()).toEqual([
+      "inspectExecution",
+      "recordingTracer",
+      "runUntilIdle",
+      "testAkter",
+    ])
   })
 
   it("the package exports only the akter and akter/testing entries", () => {
