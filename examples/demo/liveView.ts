@@ -85,6 +85,8 @@ export interface DemoSummary {
   readonly recovered: number
   readonly pendingRerun: number
   readonly abandonedRerun: number
+  /** Things worth knowing that are not faults. */
+  readonly notes: readonly string[]
   readonly problems: readonly string[]
 }
 
@@ -144,6 +146,7 @@ export const renderSummary = (summary: DemoSummary): string => {
         ]),
     `elapsed                     ${seconds(summary.elapsedMs)}, ${throughput.toFixed(1)} executions finished per second`,
   ]
+  for (const note of summary.notes) lines.push(`note                        ${note}`)
   if (summary.problems.length > 0) {
     lines.push("", "problems:", ...summary.problems.map((problem) => `  ${problem}`))
   }
