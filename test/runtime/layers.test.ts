@@ -5,7 +5,12 @@
 import { randomUUID } from "node:crypto"
 import { Effect, Layer } from "effect"
 import { expect, it } from "vitest"
-import { AkterHandle, AkterRunner, makeEffectOwnerClient } from "../../runtime/index.js"
+import {
+  AkterHandle,
+  AkterRunner,
+  makeEffectOwnerClient,
+  type EffectWorkflowClient,
+} from "../../runtime/index.js"
 import { makeProbe } from "./probeWorkflows.js"
 
 it("runs a workflow through AkterHandle and AkterRunner layers and releases both at scope end", async () => {
@@ -18,8 +23,9 @@ it("runs a workflow through AkterHandle and AkterRunner layers and releases both
     Effect.gen(function* () {
       const akter = yield* AkterHandle
       const runner = yield* AkterRunner
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any
-      const client = makeEffectOwnerClient<any>(akter, probe.registration)
+      const client = makeEffectOwnerClient<{
+        readonly quick: EffectWorkflowClient<{ id: string }, { id: string }, never>
+      }>(akter, probe.registration)
       const run = yield* client.quick.start(`o-${randomUUID()}`, { id: "layered" })
       const result = yield* run.result({ timeout: "10 seconds" })
       runnerAfter = runner
