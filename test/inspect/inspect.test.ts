@@ -172,9 +172,10 @@ describe("akter inspect", { timeout: 240_000 }, () => {
       error: { _tag: "OutOfStock", sku: "restock-lamp" },
     })
     // The failed attempt records when the retry may start: the manifest's initial backoff (1 s)
-    // after the attempt ended, which is after it started.
-    expect(failed.dueAtMs - failed.startedAtMs).toBeGreaterThanOrEqual(1000 - 20)
-    expect(failed.dueAtMs - failed.settledAtMs).toBeLessThanOrEqual(1000 + 20)
+    // after the attempt ended. The runner computes it from its estimate of the database clock, so
+    // allow for that estimate's error on a busy machine.
+    expect(failed.dueAtMs - failed.startedAtMs).toBeGreaterThanOrEqual(1000 - 250)
+    expect(failed.dueAtMs - failed.settledAtMs).toBeLessThanOrEqual(1000 + 250)
     expect(reserved.exit._tag).toBe("Success")
     expect(reserved.exit.value.reservationId).toMatch(/^res-[0-9a-f]{10}$/)
     expect(screened.exit.value.score).toBeGreaterThanOrEqual(0)
