@@ -1,12 +1,15 @@
 /**
  * The one writer of generated TypeScript. Emitters describe a module as declarations (imports,
  * interfaces, type aliases, constants, classes, re-exports) with type and value texts made by the
- * literal helpers below; `renderFiles` turns each module into ts-morph structures, prints it once,
- * puts the header on top, and formats it with prettier's pinned options. Nothing else in codegen
- * concatenates TypeScript. ts-morph and prettier are loaded only when something is rendered, so
- * planning and validating stay cheap.
+ * literal helpers below; `renderFiles` prints each module's statements, puts the header on top,
+ * and formats it with prettier's pinned options. Nothing else in codegen concatenates TypeScript.
+ * Prettier is loaded only when something is rendered, so planning and validating stay cheap.
+ *
+ * The writer prints statements itself rather than through ts-morph's structures: for the 200
+ * workflows of `bench/codegen.ts`, loading ts-morph and printing and re-parsing its structures took
+ * more CPU time than prettier's formatting, and prettier parses every file anyway, so a printing
+ * mistake still fails generation instead of reaching a user.
  */
-import type { StatementStructures } from "ts-morph"
 import { isDeclarableIdentifier, isPlainPropertyName } from "./names.js"
 
 /** The two lines every generated file starts with. */
@@ -48,6 +51,12 @@ type Statement =
       readonly from: string
       readonly typeOnly: boolean
       readonly names: readonly { readonly name: string; readonly alias?: string }[]
+    }
+  | {
+      /** `import local from "./canonical.json" with { type: "json" }`. */
+      readonly kind: "importJson"
+      readonly from: string
+      readonly local: string
     }
   | {
       readonly kind: "exportFrom"
@@ -97,6 +106,8 @@ interface ImportedName {
 export class ModuleBuilder {
   private readonly declarations: Statement[] = []
   private readonly imports = new Map<string, Map<string, ImportedName>>()
+  /** Local name of each JSON module's default import, by path. */
+  private readonly jsonImports = new Map<string, string>()
   private readonly exportsFrom: Statement[] = []
   private readonly taken: Set<string>
   /** Names kept for imports from one module, so that only the other module's name is aliased. */
@@ -131,6 +142,15 @@ export class ModuleBuilder {
   /** Imports a type with `import type`; returns the name to refer to it by. */
   importType(from: string, name: string, alias: string): string {
     return this.importName(from, name, alias, true)
+  }
+
+  /**
+   * Imports a JSON module as `local`, which must be one of the module's declared names (so no
+   * other import takes it).
+   */
+  importJson(from: string, local: string): string {
+    this.jsonImports.set(from, local)
+    return local
   }
 
   private importName(from: string, name: string, alias: string, typeOnly: boolean): string {
@@ -227,12 +247,16 @@ export class ModuleBuilder {
    * values before types), re-exports, then the declarations in the order they were made.
    */
   statements(): readonly (readonly Statement[])[] {
-    const specifiers = [...this.imports.keys()].sort(
+    const specifiers = [...new Set([...this.imports.keys(), ...this.jsonImports.keys()])].sort(
       (a, b) => Number(a.startsWith(".")) - Number(b.startsWith(".")) || compareText(a, b),
     )
     const imports: Statement[] = []
     for (const from of specifiers) {
-      const names = [...this.imports.get(from)!.entries()].sort(([a], [b]) => compareText(a, b))
+      const json = this.jsonImports.get(from)
+      if (json !== undefined) imports.push({ kind: "importJson", from, local: json })
+      const names = [...(this.imports.get(from) ?? new Map<string, ImportedName>()).entries()].sort(
+        ([a], [b]) => compareText(a, b),
+      )
       for (const typeOnly of [false, true]) {
         const chosen = names.filter(([, imported]) => imported.typeOnly === typeOnly)
         if (chosen.length === 0) continue
@@ -260,122 +284,97 @@ export interface RenderedFile {
   readonly text: string
 }
 
-type TsMorph = typeof import("ts-morph")
+/** A TSDoc block for `docs`, on one line when the text is; empty when there are none. */
+const docComment = (docs: string | undefined): string => {
+  const [text] = docsOf(docs)
+  if (text === undefined) return ""
+  if (!text.includes("\n")) return `/** ${text} */\n`
+  const lines = text.split("\n").map((line) => ` * ${line}`.trimEnd())
+  return `/**\n${lines.join("\n")}\n */\n`
+}
 
-const toStructure = (tsMorph: TsMorph, statement: Statement): StatementStructures => {
-  const { StructureKind, VariableDeclarationKind } = tsMorph
+const exportKeyword = (exported: boolean): string => (exported ? "export " : "")
+
+const printStatement = (statement: Statement): string => {
   switch (statement.kind) {
-    case "import":
-      return {
-        kind: StructureKind.ImportDeclaration,
-        moduleSpecifier: statement.from,
-        isTypeOnly: statement.typeOnly,
-        namedImports: statement.names.map((name) => ({ ...name })),
-      }
-    case "exportFrom":
-      return {
-        kind: StructureKind.ExportDeclaration,
-        ...(statement.from === undefined ? {} : { moduleSpecifier: statement.from }),
-        isTypeOnly: statement.typeOnly,
-        ...(statement.names === undefined ? {} : { namedExports: [...statement.names] }),
-      }
+    case "import": {
+      const names = statement.names.map(({ name, alias }) =>
+        alias === undefined ? name : `${name} as ${alias}`,
+      )
+      return `import ${statement.typeOnly ? "type " : ""}{ ${names.join(", ")} } from ${stringLiteral(statement.from)}`
+    }
+    case "importJson":
+      return `import ${statement.local} from ${stringLiteral(statement.from)} with { type: "json" }`
+    case "exportFrom": {
+      const what = statement.names === undefined ? "*" : `{ ${statement.names.join(", ")} }`
+      const from = statement.from === undefined ? "" : ` from ${stringLiteral(statement.from)}`
+      return `export ${statement.typeOnly ? "type " : ""}${what}${from}`
+    }
     case "typeAlias":
-      return {
-        kind: StructureKind.TypeAlias,
-        name: statement.name,
-        type: statement.type,
-        isExported: true,
-        docs: docsOf(statement.docs),
-      }
-    case "interface":
-      return {
-        kind: StructureKind.Interface,
-        name: statement.name,
-        isExported: true,
-        docs: docsOf(statement.docs),
-        extends: statement.extends === undefined ? [] : [statement.extends],
-        properties: statement.properties.map((property) => ({
-          name: propertyKey(property.name),
-          type: property.optional === true ? `${property.type} | undefined` : property.type,
-          hasQuestionToken: property.optional === true,
-          isReadonly: true,
-          docs: docsOf(property.docs),
-        })),
-        methods: statement.methods.map((method) => ({
-          name: propertyKey(method.name),
-          parameters: method.parameters.map((parameter) => ({
-            name: parameter.name,
-            type: parameter.type,
-            hasQuestionToken: parameter.optional === true,
-          })),
-          returnType: method.returns,
-          docs: docsOf(method.docs),
-        })),
-      }
-    case "const":
-      return {
-        kind: StructureKind.VariableStatement,
-        declarationKind: VariableDeclarationKind.Const,
-        isExported: statement.exported,
-        docs: docsOf(statement.docs),
-        declarations: [
-          {
-            name: statement.name,
-            ...(statement.type === undefined ? {} : { type: statement.type }),
-            initializer: statement.value,
-          },
-        ],
-      }
+      return `${docComment(statement.docs)}export type ${statement.name} = ${statement.type}`
+    case "interface": {
+      const properties = statement.properties.map(
+        (property) =>
+          `${docComment(property.docs)}readonly ${propertyKey(property.name)}${property.optional === true ? "?" : ""}: ${optionalType(property)}`,
+      )
+      const methods = statement.methods.map((method) => {
+        const parameters = method.parameters.map(
+          (parameter) =>
+            `${parameter.name}${parameter.optional === true ? "?" : ""}: ${parameter.type}`,
+        )
+        return `${docComment(method.docs)}${propertyKey(method.name)}(${parameters.join(", ")}): ${method.returns}`
+      })
+      const heritage = statement.extends === undefined ? "" : ` extends ${statement.extends}`
+      return `${docComment(statement.docs)}export interface ${statement.name}${heritage} {\n${[...properties, ...methods].join("\n")}\n}`
+    }
+    case "const": {
+      const type = statement.type === undefined ? "" : `: ${statement.type}`
+      return `${docComment(statement.docs)}${exportKeyword(statement.exported)}const ${statement.name}${type} = ${statement.value}`
+    }
     case "class":
-      return {
-        kind: StructureKind.Class,
-        name: statement.name,
-        isExported: true,
-        extends: statement.extends,
-        docs: docsOf(statement.docs),
-      }
+      return `${docComment(statement.docs)}export class ${statement.name} extends ${statement.extends} {}`
   }
 }
 
-/** A generated JSON file before formatting: `$comment` will carry the header (JSON has no comments). */
+/** A property's type: an optional one also admits `undefined`, as zod's `.optional()` produces. */
+const optionalType = (property: PropertyDeclaration): string =>
+  property.optional === true ? `${property.type} | undefined` : property.type
+
+/** A generated JSON file: `$comment` carries the header (JSON has no comments). */
 export interface JsonDocument {
   readonly path: string
   readonly header: GeneratedHeader
   readonly document: Readonly<Record<string, unknown>>
 }
 
+/** The text of a module before formatting: header, then its statement groups a blank line apart. */
+export const moduleText = (module: ModuleBuilder): string => {
+  const [first, second] = headerLines(module.header)
+  const groups = module.statements().map((group) => group.map(printStatement).join("\n"))
+  return `// ${first}\n// ${second}\n\n${groups.join("\n\n")}\n`
+}
+
 /**
- * Prints every module with ts-morph, then formats every file. One in-memory project prints all the
- * modules, each once from its structures and never edited afterwards; the files come back in the
- * order given.
+ * Prints every module and formats it with prettier's pinned options; lays every JSON document out
+ * the way prettier would (see `jsonLayout.ts`). The files come back in the order given.
  */
 export const renderFiles = async (
   modules: readonly ModuleBuilder[],
   documents: readonly JsonDocument[],
 ): Promise<RenderedFile[]> => {
-  const [tsMorph, { formatJson, formatTypeScript }] = await Promise.all([
-    import("ts-morph"),
+  const [{ formatTypeScript }, { jsonText }] = await Promise.all([
     import("./prettierFormat.js"),
+    import("./jsonLayout.js"),
   ])
-  const project = new tsMorph.Project({ useInMemoryFileSystem: true, skipLoadingLibFiles: true })
   const rendered: RenderedFile[] = []
   for (const module of modules) {
-    // a "\n" statement is how ts-morph puts a blank line between two groups
-    const statements = module
-      .statements()
-      .flatMap((group, index) => [
-        ...(index === 0 ? [] : ["\n"]),
-        ...group.map((statement) => toStructure(tsMorph, statement)),
-      ])
-    const sourceFile = project.createSourceFile(`/${module.path}`, { statements })
-    const [first, second] = headerLines(module.header)
-    const text = `// ${first}\n// ${second}\n\n${sourceFile.getFullText()}`
-    project.removeSourceFile(sourceFile)
-    rendered.push({ path: module.path, text: await formatTypeScript(text) })
+    rendered.push({ path: module.path, text: await formatTypeScript(moduleText(module)) })
   }
   for (const { path, header, document } of documents) {
-    const text = JSON.stringify({ $comment: headerLines(header).join(" "), ...document })
-    rendered.push({ path, text: await formatJson(text) })
+    rendered.push({
+      path,
+      text: jsonText({ $comment: headerLines(header).join(" "), ...document }),
+    })
   }
   return rendered
 }

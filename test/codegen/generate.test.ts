@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
+import * as prettier from "prettier"
 import { afterEach, describe, expect, it } from "vitest"
 import { generate } from "../../codegen/emit/generate.js"
 import { replaceFolder } from "../../codegen/emit/outputFolder.js"
@@ -210,5 +211,17 @@ describe("the committed generated/", () => {
     const result = runAkter(REPO, ["generate", "--check"])
     expect(result.stderr).toBe("")
     expect(result.code).toBe(0)
+  })
+
+  it("is as the repository's own prettier formats it, JSON files included", async () => {
+    const files = Object.keys(folderSnapshot(join(REPO, "generated")))
+    expect(files.filter((path) => path.endsWith(".json")).length).toBeGreaterThan(3)
+    const unformatted: string[] = []
+    for (const path of files) {
+      const filepath = join(REPO, "generated", path)
+      const options = { ...(await prettier.resolveConfig(filepath)), filepath }
+      if (!(await prettier.check(readFileSync(filepath, "utf8"), options))) unformatted.push(path)
+    }
+    expect(unformatted).toEqual([])
   })
 })
