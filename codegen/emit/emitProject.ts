@@ -1,13 +1,13 @@
 /**
  * Builds every generated file for a set of validated manifests, in memory: per owner its types,
- * registration, client, workflow builders, index and JSON Schemas, then the root index and the
- * manifest format's schema. Pure apart from formatting: the same manifests give the same bytes.
+ * registration and canonical manifest, client, workflow builders, index and JSON Schemas, then the
+ * root index and the manifest format's schema. Pure apart from formatting: the same manifests give the same bytes.
  */
 import type { LoadedManifest } from "../manifest/loadManifests.js"
 import { clientModule } from "./clientFile.js"
 import { ownerIndexModule, rootHeader, rootIndexModule } from "./indexFiles.js"
 import { planProject } from "./projectPlan.js"
-import { registrationModule } from "./registrationFile.js"
+import { canonicalFile, registrationModule } from "./registrationFile.js"
 import { ownerSchemasFile } from "./schemasFile.js"
 import { typesModule } from "./typesFile.js"
 import { workflowsModule } from "./workflowsFile.js"
@@ -41,7 +41,10 @@ export const emitProject = async (
     ]),
     rootIndexModule(project, header),
   ]
-  const documents: JsonDocument[] = project.owners.map(ownerSchemasFile)
+  const documents: JsonDocument[] = project.owners.flatMap((owner) => [
+    canonicalFile(owner),
+    ownerSchemasFile(owner),
+  ])
   if (options.manifestFormatSchema !== undefined) {
     documents.push({
       path: "manifest.schema.json",

@@ -1,11 +1,13 @@
 /**
- * Emits an owner's registration.ts: the canonical manifest as a literal, its hashes, the strict
- * schemas of event payloads and inputs, the error classes, and each step's settings that are not
- * replay-relevant (retry policies, timeouts, default durations). `defineOwner` recomputes every hash
- * when the module loads, so the runtime trusts nothing it did not check.
+ * Emits an owner's registration.ts and the canonical.json beside it. The canonical manifest is data
+ * (the structure of every type, spelled out wherever it is used), so it is a JSON file, laid out
+ * without prettier's round trip, rather than a TypeScript literal several times the size of the
+ * code around it. registration.ts imports it and adds its hashes, the strict schemas of event
+ * payloads and inputs, the error classes, and each step's settings that are not replay-relevant
+ * (retry policies, timeouts, default durations, the owner a start step starts). `defineOwner`
+ * recomputes every hash when the module loads, so the runtime trusts nothing it did not check.
  */
 import { workflowHashes } from "../../runtime/model/canonicalManifest.js"
-import { canonicalLiteral } from "./canonicalLiteral.js"
 import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
@@ -15,10 +17,26 @@ import {
   numberLiteral,
   objectLiteral,
   stringLiteral,
+  type JsonDocument,
 } from "./writer.js"
 
 const REGISTRATION = "registration"
 const CANONICAL = "canonical"
+/** The default import of canonical.json. */
+const CANONICAL_FILE = "canonicalFile"
+
+/** The path of an owner's canonical manifest, beside its registration.ts. */
+const canonicalPath = (plan: OwnerPlan): string => `${plan.folder}/canonical.json`
+
+/**
+ * An owner's canonical.json: the header as `$comment` and the canonical manifest under `canonical`
+ * (beside it, not around it: the hash is over the canonical manifest alone).
+ */
+export const canonicalFile = (plan: OwnerPlan): JsonDocument => ({
+  path: canonicalPath(plan),
+  header: { source: plan.source.file, hash: plan.hash },
+  document: { canonical: plan.canonical },
+})
 
 /** Imports what registration.ts refers to, by the name it can use. */
 interface RegistrationImports {
@@ -26,6 +44,8 @@ interface RegistrationImports {
   own(name: string): string
   /** A schema of another owner's types.ts (`start` steps pass the target's input). */
   foreign(owner: OwnerPlan, name: string): string
+  /** The registration of another owner (`start` steps name the owner they start). */
+  registrationOf(owner: OwnerPlan): string
 }
 
 const stepSettings = (
@@ -65,15 +85,19 @@ const stepSettings = (
           `start step ${plan.name} names ${decl.owner}.${decl.workflow}, which no manifest declares`,
         )
       }
+      const own = target.owner === self
       const input = target.workflow.input
       if (input !== null) {
         settings.push([
           "input",
-          target.owner === self
-            ? imports.own(input.schema)
-            : imports.foreign(target.owner, input.schema),
+          own ? imports.own(input.schema) : imports.foreign(target.owner, input.schema),
         ])
       }
+      // a thunk: owners may start each other, and a module cycle is fine when nothing is read at load
+      settings.push([
+        "target",
+        `() => ${own ? REGISTRATION : imports.registrationOf(target.owner)}`,
+      ])
       break
     }
     case "race":
@@ -111,31 +135,34 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
   const module = new ModuleBuilder(
     `${plan.folder}/registration.ts`,
     { source: plan.source.file, hash: plan.hash },
-    [REGISTRATION, CANONICAL],
+    [REGISTRATION, CANONICAL, CANONICAL_FILE],
   )
   module.preferImports("./types.js", typesFileNames(plan))
   const defineOwner = module.importValue("akter", "defineOwner", "akterDefineOwner")
   const canonicalOwner = module.importType("akter", "CanonicalOwner", "AkterCanonicalOwner")
+  const ownerRegistration = module.importType(
+    "akter",
+    "OwnerRegistration",
+    "AkterOwnerRegistration",
+  )
   const imports: RegistrationImports = {
     own: (name) => module.importValue("./types.js", name, `${plan.owner}${name}`),
     foreign: (owner, name) =>
       module.importValue(`../${owner.folder}/types.js`, name, `${owner.owner}${name}`),
+    registrationOf: (owner) =>
+      module.importValue(
+        `../${owner.folder}/registration.js`,
+        REGISTRATION,
+        `${owner.folder}Registration`,
+      ),
   }
-  const canonical = canonicalLiteral(plan)
-  if (canonical.shared.length > 0) {
-    const typeNode = module.importType("akter", "TypeNode", "AkterTypeNode")
-    for (const shared of canonical.shared) {
-      module.constant(shared.name, shared.literal, {
-        type: typeNode,
-        exported: false,
-        docs: shared.docs,
-      })
-    }
-  }
-  module.constant(CANONICAL, canonical.literal, {
-    type: canonicalOwner,
+  const file = module.importJson("./canonical.json", CANONICAL_FILE)
+  module.constant(CANONICAL, `${file}.${CANONICAL} as unknown as ${canonicalOwner}`, {
     exported: false,
-    docs: `The replay-relevant projection of ${plan.source.file}, which every hash below is computed over.`,
+    docs: [
+      `The replay-relevant projection of ${plan.source.file}, which every hash below is computed over.`,
+      "A JSON module's strings are typed as `string`, hence the cast: `defineOwner` recomputes every hash from this data and refuses it if one does not match.",
+    ].join("\n\n"),
   })
   const registration = objectLiteral([
     ["source", stringLiteral(plan.source.file)],
@@ -156,6 +183,8 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
     ],
   ])
   module.constant(REGISTRATION, `${defineOwner}(${registration})`, {
+    // annotated: a start step's thunk refers to a registration, maybe this one, while it is defined
+    type: ownerRegistration,
     docs: [
       `Everything the runtime needs about owner \`${plan.owner}\`: hashes, schemas, error classes and step settings.`,
       "`defineOwner` recomputes every hash from `canonical` when this module loads and refuses a registration that does not match its manifest.",

@@ -2,7 +2,8 @@
 // Manifest hash: akter1:sha256:3ec5f2b36fcbade029c2c9def0d59049a122c4555531b7554cdc4b08cc824330
 
 import { defineOwner } from "akter"
-import type { CanonicalOwner, TypeNode } from "akter"
+import type { CanonicalOwner, OwnerRegistration } from "akter"
+import canonicalFile from "./canonical.json" with { type: "json" }
 import {
   FulfillInputSchema,
   FulfillReleaseInputSchema,
@@ -14,98 +15,14 @@ import {
   PaymentMissing,
 } from "./types.js"
 
-/** Named type `Money`, in canonical form. */
-const moneyType: TypeNode = {
-  kind: "object",
-  fields: {
-    amount: { type: { kind: "integer" }, optional: false },
-    currency: { type: { kind: "enum", values: ["EUR", "USD"] }, optional: false },
-  },
-}
-
-/** Payload of event `PaymentConfirmed`, in canonical form. */
-const paymentConfirmedType: TypeNode = {
-  kind: "object",
-  fields: {
-    amount: { type: moneyType, optional: false },
-    paymentId: { type: { kind: "string" }, optional: false },
-  },
-}
-
-/** Payload of error `OutOfStock`, in canonical form. */
-const outOfStockType: TypeNode = {
-  kind: "object",
-  fields: { sku: { type: { kind: "string" }, optional: false } },
-}
-
 /**
  * The replay-relevant projection of manifests/order.yaml, which every hash below is computed
  * over.
+ *
+ * A JSON module's strings are typed as `string`, hence the cast: `defineOwner` recomputes
+ * every hash from this data and refuses it if one does not match.
  */
-const canonical: CanonicalOwner = {
-  format: 1,
-  owner: "Order",
-  events: {
-    OrderCancelled: {
-      kind: "object",
-      fields: { reason: { type: { kind: "string" }, optional: false } },
-    },
-    PaymentConfirmed: paymentConfirmedType,
-  },
-  workflows: {
-    fulfill: {
-      owner: "Order",
-      workflow: "fulfill",
-      input: {
-        kind: "object",
-        fields: {
-          express: { type: { kind: "boolean" }, optional: true },
-          orderId: { type: { kind: "string" }, optional: false },
-          skus: { type: { kind: "array", items: { kind: "string" } }, optional: false },
-          total: { type: moneyType, optional: false },
-        },
-      },
-      output: {
-        kind: "object",
-        fields: {
-          paymentId: { type: { kind: "string" }, optional: false },
-          trackingId: { type: { kind: "string" }, optional: false },
-        },
-      },
-      errors: { OutOfStock: outOfStockType, PaymentMissing: { kind: "object", fields: {} } },
-      steps: {
-        coolOff: { kind: "sleep" },
-        paid: { kind: "wait", event: "PaymentConfirmed", payload: paymentConfirmedType },
-        release: { kind: "activity", output: null, errors: {} },
-        reserve: {
-          kind: "activity",
-          output: {
-            kind: "object",
-            fields: { reservationId: { type: { kind: "string" }, optional: false } },
-          },
-          errors: { OutOfStock: outOfStockType },
-        },
-        screen: {
-          kind: "activity",
-          output: {
-            kind: "object",
-            fields: { score: { type: { kind: "number" }, optional: false } },
-          },
-          errors: {},
-        },
-        ship: {
-          kind: "activity",
-          output: {
-            kind: "object",
-            fields: { trackingId: { type: { kind: "string" }, optional: false } },
-          },
-          errors: {},
-        },
-      },
-      versions: { fraudCheck: { min: 0, current: 1 } },
-    },
-  },
-}
+const canonical = canonicalFile.canonical as unknown as CanonicalOwner
 
 /**
  * Everything the runtime needs about owner `Order`: hashes, schemas, error classes and step
@@ -114,7 +31,7 @@ const canonical: CanonicalOwner = {
  * `defineOwner` recomputes every hash from `canonical` when this module loads and refuses a
  * registration that does not match its manifest.
  */
-export const registration = defineOwner({
+export const registration: OwnerRegistration = defineOwner({
   source: "manifests/order.yaml",
   hash: "akter1:sha256:3ec5f2b36fcbade029c2c9def0d59049a122c4555531b7554cdc4b08cc824330",
   canonical,

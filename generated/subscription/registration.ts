@@ -2,7 +2,8 @@
 // Manifest hash: akter1:sha256:d44efd7c565c5695201575353701975a02b5f6fc679ef5a4c4c0010931dee760
 
 import { defineOwner } from "akter"
-import type { CanonicalOwner, TypeNode } from "akter"
+import type { CanonicalOwner, OwnerRegistration } from "akter"
+import canonicalFile from "./canonical.json" with { type: "json" }
 import {
   BillingCycleChargeInputSchema,
   BillingCycleInputSchema,
@@ -13,102 +14,14 @@ import {
   PaymentMethodUpdatedSchema,
 } from "./types.js"
 
-/** Payload of event `PaymentMethodUpdated`, in canonical form. */
-const paymentMethodUpdatedType: TypeNode = {
-  kind: "object",
-  fields: { last4: { type: { kind: "string" }, optional: false } },
-}
-
-/** Payload of error `CardDeclined`, in canonical form. */
-const cardDeclinedType: TypeNode = {
-  kind: "object",
-  fields: { code: { type: { kind: "string" }, optional: false } },
-}
-
 /**
  * The replay-relevant projection of manifests/subscription.yaml, which every hash below is
  * computed over.
+ *
+ * A JSON module's strings are typed as `string`, hence the cast: `defineOwner` recomputes
+ * every hash from this data and refuses it if one does not match.
  */
-const canonical: CanonicalOwner = {
-  format: 1,
-  owner: "Subscription",
-  events: {
-    Cancelled: { kind: "object", fields: { reason: { type: { kind: "string" }, optional: true } } },
-    PaymentMethodUpdated: paymentMethodUpdatedType,
-  },
-  workflows: {
-    billingCycle: {
-      owner: "Subscription",
-      workflow: "billingCycle",
-      input: {
-        kind: "object",
-        fields: {
-          cycle: { type: { kind: "integer" }, optional: false },
-          lastCycle: { type: { kind: "integer" }, optional: true },
-          plan: { type: { kind: "enum", values: ["basic", "pro", "team"] }, optional: false },
-          price: {
-            type: {
-              kind: "object",
-              fields: {
-                amount: { type: { kind: "integer" }, optional: false },
-                currency: { type: { kind: "enum", values: ["EUR", "USD"] }, optional: false },
-              },
-            },
-            optional: false,
-          },
-        },
-      },
-      output: {
-        kind: "oneOf",
-        variants: [
-          {
-            kind: "object",
-            fields: {
-              invoiceId: { type: { kind: "string" }, optional: false },
-              next: { type: { kind: "string" }, optional: false },
-              outcome: { type: { kind: "enum", values: ["renewed"] }, optional: false },
-            },
-          },
-          {
-            kind: "object",
-            fields: {
-              invoiceId: { type: { kind: "string" }, optional: false },
-              outcome: { type: { kind: "enum", values: ["ended"] }, optional: false },
-            },
-          },
-          {
-            kind: "object",
-            fields: { outcome: { type: { kind: "enum", values: ["lapsed"] }, optional: false } },
-          },
-        ],
-      },
-      errors: { CardDeclined: cardDeclinedType },
-      steps: {
-        charge: {
-          kind: "activity",
-          output: {
-            kind: "object",
-            fields: { invoiceId: { type: { kind: "string" }, optional: false } },
-          },
-          errors: { CardDeclined: cardDeclinedType },
-        },
-        next: { kind: "start", target: { owner: "Subscription", workflow: "billingCycle" } },
-        period: { kind: "sleep" },
-        retryCharge: {
-          kind: "activity",
-          output: {
-            kind: "object",
-            fields: { invoiceId: { type: { kind: "string" }, optional: false } },
-          },
-          errors: { CardDeclined: cardDeclinedType },
-        },
-        sendReceipt: { kind: "activity", output: null, errors: {} },
-        updated: { kind: "wait", event: "PaymentMethodUpdated", payload: paymentMethodUpdatedType },
-      },
-      versions: { dunning: { min: 0, current: 1 } },
-    },
-  },
-}
+const canonical = canonicalFile.canonical as unknown as CanonicalOwner
 
 /**
  * Everything the runtime needs about owner `Subscription`: hashes, schemas, error classes and
@@ -117,7 +30,7 @@ const canonical: CanonicalOwner = {
  * `defineOwner` recomputes every hash from `canonical` when this module loads and refuses a
  * registration that does not match its manifest.
  */
-export const registration = defineOwner({
+export const registration: OwnerRegistration = defineOwner({
   source: "manifests/subscription.yaml",
   hash: "akter1:sha256:d44efd7c565c5695201575353701975a02b5f6fc679ef5a4c4c0010931dee760",
   canonical,
@@ -152,7 +65,7 @@ export const registration = defineOwner({
         updated: { timeoutMs: 259_200_000 },
         retryCharge: { input: BillingCycleRetryChargeInputSchema },
         sendReceipt: { input: BillingCycleSendReceiptInputSchema },
-        next: { input: BillingCycleInputSchema },
+        next: { input: BillingCycleInputSchema, target: () => registration },
       },
     },
   },

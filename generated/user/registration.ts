@@ -2,8 +2,10 @@
 // Manifest hash: akter1:sha256:c742cd869b24baa4ec2c529ad6895060926f13f3cf5200e89aac0b8b2c84fec8
 
 import { defineOwner } from "akter"
-import type { CanonicalOwner, TypeNode } from "akter"
+import type { CanonicalOwner, OwnerRegistration } from "akter"
+import { registration as subscriptionRegistration } from "../subscription/registration.js"
 import { BillingCycleInputSchema } from "../subscription/types.js"
+import canonicalFile from "./canonical.json" with { type: "json" }
 import {
   EmailBounced,
   EmailVerifiedSchema,
@@ -13,84 +15,14 @@ import {
   SignUpSendVerificationInputSchema,
 } from "./types.js"
 
-/** Payload of event `EmailVerified`, in canonical form. */
-const emailVerifiedType: TypeNode = {
-  kind: "object",
-  fields: { email: { type: { kind: "string" }, optional: false } },
-}
-
-/** Payload of event `ProfileCompleted`, in canonical form. */
-const profileCompletedType: TypeNode = {
-  kind: "object",
-  fields: {
-    displayName: { type: { kind: "string" }, optional: false },
-    locale: { type: { kind: "string" }, optional: true },
-  },
-}
-
 /**
  * The replay-relevant projection of manifests/user.yaml, which every hash below is computed
  * over.
+ *
+ * A JSON module's strings are typed as `string`, hence the cast: `defineOwner` recomputes
+ * every hash from this data and refuses it if one does not match.
  */
-const canonical: CanonicalOwner = {
-  format: 1,
-  owner: "User",
-  events: { EmailVerified: emailVerifiedType, ProfileCompleted: profileCompletedType },
-  workflows: {
-    signUp: {
-      owner: "User",
-      workflow: "signUp",
-      input: {
-        kind: "object",
-        fields: {
-          email: { type: { kind: "string" }, optional: false },
-          plan: { type: { kind: "enum", values: ["basic", "pro", "team"] }, optional: false },
-        },
-      },
-      output: {
-        kind: "object",
-        fields: {
-          accountId: { type: { kind: "string" }, optional: false },
-          billing: { type: { kind: "string" }, optional: true },
-        },
-      },
-      errors: { EmailBounced: emailVerifiedType },
-      steps: {
-        createAccount: {
-          kind: "activity",
-          output: {
-            kind: "object",
-            fields: { accountId: { type: { kind: "string" }, optional: false } },
-          },
-          errors: {},
-        },
-        deadline: { kind: "sleep" },
-        profile: { kind: "wait", event: "ProfileCompleted", payload: profileCompletedType },
-        sendVerification: {
-          kind: "activity",
-          output: null,
-          errors: { EmailBounced: emailVerifiedType },
-        },
-        startBilling: {
-          kind: "start",
-          target: { owner: "Subscription", workflow: "billingCycle" },
-        },
-        verification: {
-          kind: "race",
-          output: {
-            kind: "object",
-            fields: {
-              outcome: { type: { kind: "enum", values: ["expired", "verified"] }, optional: false },
-            },
-          },
-          errors: {},
-        },
-        verified: { kind: "wait", event: "EmailVerified", payload: emailVerifiedType },
-      },
-      versions: {},
-    },
-  },
-}
+const canonical = canonicalFile.canonical as unknown as CanonicalOwner
 
 /**
  * Everything the runtime needs about owner `User`: hashes, schemas, error classes and step
@@ -99,7 +31,7 @@ const canonical: CanonicalOwner = {
  * `defineOwner` recomputes every hash from `canonical` when this module loads and refuses a
  * registration that does not match its manifest.
  */
-export const registration = defineOwner({
+export const registration: OwnerRegistration = defineOwner({
   source: "manifests/user.yaml",
   hash: "akter1:sha256:c742cd869b24baa4ec2c529ad6895060926f13f3cf5200e89aac0b8b2c84fec8",
   canonical,
@@ -140,7 +72,7 @@ export const registration = defineOwner({
         verification: {},
         profile: { timeoutMs: 604_800_000 },
         createAccount: { input: SignUpCreateAccountInputSchema },
-        startBilling: { input: BillingCycleInputSchema },
+        startBilling: { input: BillingCycleInputSchema, target: () => subscriptionRegistration },
       },
     },
   },

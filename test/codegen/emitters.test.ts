@@ -222,6 +222,26 @@ describe("the generated registrations", () => {
     expect(fulfill.steps["screen"]).toEqual({})
     expect(user.workflows["signUp"]!.steps["startBilling"]!.input).toBe(BillingCycleInputSchema)
   })
+
+  it("name the registration of the owner each start step starts, across owners and within one", () => {
+    const [, subscription, user] = registrations
+    const starts = registrations.flatMap((registration) =>
+      Object.entries(registration.workflows).flatMap(([workflow, { steps }]) =>
+        Object.entries(steps)
+          .filter(([, settings]) => settings.target !== undefined)
+          .map(([step, settings]) => [
+            `${registration.owner}.${workflow}.${step}`,
+            settings.target!().owner,
+          ]),
+      ),
+    )
+    expect(starts).toEqual([
+      ["Subscription.billingCycle.next", "Subscription"],
+      ["User.signUp.startBilling", "Subscription"],
+    ])
+    expect(user.workflows["signUp"]!.steps["startBilling"]!.target!()).toBe(subscription)
+    expect(subscription.workflows["billingCycle"]!.steps["next"]!.target!()).toBe(subscription)
+  })
 })
 
 describe("names in generated code", () => {
