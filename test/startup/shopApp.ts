@@ -1,7 +1,9 @@
 /**
  * A runner process of one release of the shop, for multi-process tests:
- * `SHOP_VERSION=3 akter run test/startup/shopApp.ts --database-url …`.
+ * `SHOP_VERSION=3 akter run test/startup/shopApp.ts --database-url …`. Started held (`RUNNER_HOLD`),
+ * it loads the release and then waits to be let go before it opens the database.
  */
+import { heldUntilReleased } from "../support/heldStart.js"
 import { shop, type ShopVersion } from "./shopVersions.js"
 
 const version = Number(process.env["SHOP_VERSION"] ?? "1")
@@ -12,3 +14,5 @@ const release = await shop(version as ShopVersion)
 
 export const workflows = [release.fulfill]
 export const registrations = [release.registration]
+
+await heldUntilReleased()

@@ -9,12 +9,14 @@ import { readFileSync } from "node:fs"
 import { Effect } from "effect"
 import {
   implementWorkflow,
+  type ActivityContext,
   makeOwnerClient,
   startRunner,
   type OwnerRegistration,
   type WorkflowImplementation,
 } from "../../runtime/index.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
+import { journalRun } from "../support/activityJournal.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 
 export type ShopVersion = 1 | 2 | 3
@@ -34,10 +36,26 @@ export interface Shop {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Wf = any
 
-const activities = {
-  reserve: (ctx: { ownerId: string }) => Promise.resolve({ reservationId: `r-${ctx.ownerId}` }),
-  audit: () => Promise.resolve({ auditor: "bot" }),
-  ship: (ctx: { ownerId: string }) => Promise.resolve({ trackingId: `t-${ctx.ownerId}` }),
+/**
+ * Every activity first appends its run to the activity journal (when `ACTIVITY_JOURNAL` names one),
+ * noting the release it ran under, so a multi-process test can tell which deployment ran what.
+ */
+const activitiesOf = (version: ShopVersion) => {
+  const note = `v${version}`
+  return {
+    reserve: (ctx: ActivityContext) => {
+      journalRun(ctx, note)
+      return Promise.resolve({ reservationId: `r-${ctx.ownerId}` })
+    },
+    audit: (ctx: ActivityContext) => {
+      journalRun(ctx, note)
+      return Promise.resolve({ auditor: "bot" })
+    },
+    ship: (ctx: ActivityContext) => {
+      journalRun(ctx, note)
+      return Promise.resolve({ trackingId: `t-${ctx.ownerId}` })
+    },
+  }
 }
 
 /** The registration and the `fulfill` implementation of one release of the shop. */
@@ -46,7 +64,7 @@ export const shop = async (version: ShopVersion): Promise<Shop> => {
   const declared = Object.keys(registration.workflows["fulfill"]!.canonical.steps)
   const fulfill = implementWorkflow(registration, "fulfill", {
     activities: Object.fromEntries(
-      Object.entries(activities).filter(([step]) => declared.includes(step)),
+      Object.entries(activitiesOf(version)).filter(([step]) => declared.includes(step)),
     ),
     body: (_input: { orderId: string }, wf: Wf): Effect.Effect<unknown, unknown> =>
       Effect.gen(function* () {
