@@ -3,14 +3,13 @@
  * interfaces, and the two functions that build them over the runtime's client base.
  */
 import { generatedTypeNames } from "../manifest/names.js"
-import { workflowErrorName } from "./names.js"
 import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, WorkflowPlan } from "./ownerPlan.js"
 import { ModuleBuilder, unionType } from "./writer.js"
 
 /** Every name an owner's client.ts declares. */
 export const clientFileNames = (plan: OwnerPlan): string[] => [
-  ...plan.workflows.map((workflow) => workflowErrorName(workflow.name)),
+  ...plan.workflows.map((workflow) => generatedTypeNames.workflowError(workflow.name)),
   generatedTypeNames.ownerClient(plan.owner),
   generatedTypeNames.ownerEffectClient(plan.owner),
   "client",
@@ -52,7 +51,7 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
 
   for (const workflow of plan.workflows) {
     module.typeAlias(
-      workflowErrorName(workflow.name),
+      generatedTypeNames.workflowError(workflow.name),
       unionType(Object.keys(workflow.decl.errors).map(ownType)),
       `Errors workflow \`${workflow.name}\` declares: what the result of an execution that failed carries.`,
     )
@@ -62,7 +61,7 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
     [
       workflow.input === null ? "void" : ownType(workflow.input.name),
       workflow.output === null ? "void" : ownType(workflow.output.name),
-      workflowErrorName(workflow.name),
+      generatedTypeNames.workflowError(workflow.name),
     ].join(", ")
   const emitDocs = `Appends an event to an ${plan.owner}'s log, where the waits of its executions see it. The payload is validated before anything is written.`
 

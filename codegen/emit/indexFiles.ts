@@ -5,7 +5,7 @@
  */
 import { hashOf } from "../../runtime/model/hash.js"
 import { clientFileNames, startExample } from "./clientFile.js"
-import { OWNER_MEMBERS, ROOT_REGISTRATIONS } from "./names.js"
+import { OWNER_MEMBERS, ROOT_REGISTRATIONS } from "../manifest/names.js"
 import type { OwnerPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import { workflowsFileNames } from "./workflowsFile.js"

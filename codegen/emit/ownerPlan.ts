@@ -9,9 +9,9 @@ import type { Hash } from "../../runtime/model/hash.js"
 import type { StepDecl, WorkflowDecl } from "../../runtime/model/manifest.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
 import type { LoadedManifest, ManifestPath } from "../manifest/loadManifests.js"
-import { generatedTypeNames } from "../manifest/names.js"
-import { ownerFolder, schemaName } from "./names.js"
-import { referencedTypes, usesJson } from "./typeParts.js"
+import { generatedTypeNames, generatedValueNames } from "../manifest/names.js"
+import { ownerFolder } from "./names.js"
+import { referencedTypes, usesJson } from "../manifest/typeParts.js"
 
 /** A type that gets a TypeScript declaration and a zod schema in the owner's types.ts. */
 export interface TypeDeclaration {
@@ -100,7 +100,7 @@ const namedTypesInDependencyOrder = (source: LoadedManifest): TypeDeclaration[] 
     referencedTypes(type).forEach(visit)
     ordered.push({
       name,
-      schema: schemaName(name),
+      schema: generatedValueNames.schema(name),
       type,
       docs: type.description,
       origin: ["types", name],
@@ -122,7 +122,7 @@ const stepPlan = (workflow: string, name: string, decl: StepDecl): StepPlan => {
       ? null
       : {
           name: typeName,
-          schema: schemaName(typeName),
+          schema: generatedValueNames.schema(typeName),
           type,
           docs: joinDocs(
             `${what} of ${decl.kind} \`${name}\` of workflow \`${workflow}\`.`,
@@ -169,7 +169,7 @@ const workflowPlan = (name: string, decl: WorkflowDecl): WorkflowPlan => {
       ? null
       : {
           name: typeName,
-          schema: schemaName(typeName),
+          schema: generatedValueNames.schema(typeName),
           type,
           docs: joinDocs(docs, type.description),
           origin: [...origin, at],
@@ -204,7 +204,7 @@ export const planOwner = (source: LoadedManifest): OwnerPlan => {
       event,
       payload: {
         name,
-        schema: schemaName(name),
+        schema: generatedValueNames.schema(name),
         type: decl.payload,
         docs: joinDocs(
           `Payload of event \`${event}\`.`,

@@ -3,10 +3,9 @@
  * payload, workflow input and output and step input and output; a tagged error class per declared
  * error; and the owner's events interface.
  */
-import { generatedTypeNames } from "../manifest/names.js"
-import { JSON_TYPE_NAME } from "./names.js"
+import { generatedTypeNames, JSON_TYPE_NAME } from "../manifest/names.js"
 import type { OwnerPlan, TypeDeclaration } from "./ownerPlan.js"
-import { hasObjectParts } from "./typeParts.js"
+import { hasObjectParts } from "../manifest/typeParts.js"
 import { typeScriptType, type TypeNames } from "./typeScriptType.js"
 import { ModuleBuilder, stringLiteral } from "./writer.js"
 import { zodSchema } from "./zodSchema.js"

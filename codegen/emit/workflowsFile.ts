@@ -3,12 +3,6 @@
  * the activities an implementation must provide, and `implement`, which pairs them with the
  * registration. A missing activity, a wrong input or an undeclared event is a compile error here.
  */
-import {
-  workflowActivitiesName,
-  workflowDefinitionName,
-  workflowErrorName,
-  workflowStepsName,
-} from "./names.js"
 import { generatedTypeNames, pascalCase } from "../manifest/names.js"
 import { formatDuration, type OwnerPlan, type StepPlan, type WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
@@ -27,9 +21,9 @@ import {
 /** Every name an owner's workflows.ts declares. */
 export const workflowsFileNames = (plan: OwnerPlan): string[] =>
   plan.workflows.flatMap((workflow) => [
-    workflowStepsName(workflow.name),
-    workflowActivitiesName(workflow.name),
-    workflowDefinitionName(workflow.name),
+    generatedTypeNames.workflowSteps(workflow.name),
+    generatedTypeNames.workflowActivities(workflow.name),
+    generatedTypeNames.workflowDefinition(workflow.name),
     workflow.name,
   ])
 
@@ -209,24 +203,24 @@ const declareWorkflow = (
   registration: string,
 ): void => {
   const markers = Object.keys(workflow.decl.versions).map(stringLiteral)
-  module.interface(workflowStepsName(workflow.name), {
+  module.interface(generatedTypeNames.workflowSteps(workflow.name), {
     extends: `${imports.akter("WorkflowSteps")}<${unionType(markers)}>`,
     docs: `What the body of workflow \`${workflow.name}\` calls: one method per step of ${owner.source.file}.`,
     methods: workflow.steps.map((step) => stepMethod(step, owner, project, imports)),
   })
-  module.interface(workflowActivitiesName(workflow.name), {
+  module.interface(generatedTypeNames.workflowActivities(workflow.name), {
     docs: `The activities of workflow \`${workflow.name}\`: an implementation provides every one.`,
     properties: workflow.steps.flatMap((step) => activityProperty(step, imports)),
   })
   const definition = [
     workflow.input === null ? "void" : imports.own(workflow.input.name),
     workflow.output === null ? "void" : imports.own(workflow.output.name),
-    imports.client(workflowErrorName(workflow.name)),
-    workflowStepsName(workflow.name),
-    workflowActivitiesName(workflow.name),
+    imports.client(generatedTypeNames.workflowError(workflow.name)),
+    generatedTypeNames.workflowSteps(workflow.name),
+    generatedTypeNames.workflowActivities(workflow.name),
   ]
   module.typeAlias(
-    workflowDefinitionName(workflow.name),
+    generatedTypeNames.workflowDefinition(workflow.name),
     `${imports.akter("WorkflowDefinition")}<${definition.join(", ")}>`,
     `An implementation of workflow \`${workflow.name}\`: its activities and its body.`,
   )
@@ -237,7 +231,7 @@ const declareWorkflow = (
     objectLiteral([
       [
         "implement",
-        `(definition: ${workflowDefinitionName(workflow.name)}): ${implementation} => ${implementWorkflow}(${registration}, ${stringLiteral(workflow.name)}, definition)`,
+        `(definition: ${generatedTypeNames.workflowDefinition(workflow.name)}): ${implementation} => ${implementWorkflow}(${registration}, ${stringLiteral(workflow.name)}, definition)`,
       ],
     ]),
     {

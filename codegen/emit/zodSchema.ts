@@ -4,7 +4,7 @@
  * data tolerantly with its own decoders.
  */
 import type { TypeNode } from "../../runtime/model/typeModel.js"
-import { schemaName } from "./names.js"
+import { generatedValueNames } from "../manifest/names.js"
 import { objectLiteral, stringLiteral } from "./writer.js"
 
 /** `z.strictObject({ amount: z.int(), currency: z.enum(["USD", "EUR"]) })` for a `Money`. */
@@ -19,7 +19,7 @@ export const zodSchema = (node: TypeNode, z: string): string => {
     case "integer":
       return `${z}.int()`
     case "ref":
-      return schemaName(node.name)
+      return generatedValueNames.schema(node.name)
     case "enum": {
       const values = [...new Set(node.values)]
       return values.length === 0

@@ -23,17 +23,33 @@ import { reportFormatIssues } from "./formatIssues.js"
 import type { ManifestReport } from "./manifestReport.js"
 import {
   generatedTypeNames,
+  generatedValueNames,
+  isReservedWord,
+  JSON_TYPE_NAME,
   OWNER_NAME,
   RESERVED_STEP_NAMES,
   RESERVED_WORKFLOW_NAMES,
+  ROOT_REGISTRATIONS,
   WORKFLOW_NAME,
 } from "./names.js"
 import { checkNamedTypes, resolveNamedType } from "./namedTypeChecks.js"
 import { setEntry, type PlainValue } from "./plainValue.js"
 import type { ManifestPath, Position } from "./sourcePositions.js"
 import { parseTypeExpression, type RefUse, type TypeContext } from "./typeExpressions.js"
+import { usesJson } from "./typeParts.js"
 
 type Mapping = { readonly [key: string]: PlainValue }
+
+/** A name the generated code declares for an owner, and the manifest entry it comes from. */
+interface Candidate {
+  readonly path: ManifestPath
+  readonly name: string
+  readonly what: string
+  /** Written in the manifest as it is generated (a named type), rather than derived from a name. */
+  readonly written?: boolean
+  /** The strict schema generated beside a type. */
+  readonly schema?: boolean
+}
 
 const asMapping = (value: PlainValue | undefined): Mapping | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined
@@ -97,6 +113,7 @@ class ManifestChecker {
     const root = this.root
     const owner = stringAt(root, "owner")
     this.owner = owner !== undefined && OWNER_NAME.test(owner) ? owner : undefined
+    if (this.owner !== undefined) this.checkOwnerName(this.owner)
     const localDepths = new Map<string, number>()
     for (const [name, body] of Object.entries(asMapping(root?.["types"]) ?? {})) {
       const parsed = parseTypeExpression(body, ["types", name], this.typeContext)
@@ -117,7 +134,7 @@ class ManifestChecker {
     const sound = checkNamedTypes(localDepths, this.refUses, this.report)
     if (sound && !this.report.hasErrors) {
       this.checkErrorConflicts(workflows)
-      this.checkNameCollisions(workflows)
+      this.checkNameCollisions(events ?? {}, workflows)
     }
     const result = { owner: this.owner, workflows: workflowNames, startTargets: this.startTargets }
     if (this.report.hasErrors || this.owner === undefined || events === undefined) {
@@ -170,17 +187,39 @@ class ManifestChecker {
     return complete ? events : undefined
   }
 
+  /** The owner name becomes the generated owner object's name (`export const Order`). */
+  private checkOwnerName(owner: string): void {
+    if (isReservedWord(owner) || owner === ROOT_REGISTRATIONS) {
+      this.report.error(
+        ["owner"],
+        "reserved-name",
+        isReservedWord(owner)
+          ? `"${owner}" cannot name an owner: it is a reserved word in TypeScript, so the generated owner object could not be declared`
+          : `"${owner}" cannot name an owner: the generated index already exports \`${ROOT_REGISTRATIONS}\`, the list of every owner's registration`,
+        { hint: `rename the owner, e.g. "${owner[0]!.toUpperCase()}${owner.slice(1)}Owner"` },
+      )
+    }
+  }
+
   private checkWorkflow(name: string, body: Mapping | undefined): WorkflowDecl | undefined {
     const path = ["workflows", name]
-    if (RESERVED_WORKFLOW_NAMES.includes(name)) {
+    const holder = RESERVED_WORKFLOW_NAMES.get(name)
+    if (holder !== undefined) {
       this.report.error(
         path,
         "reserved-name",
-        `"${name}" cannot name a workflow: the generated owner object has a member of that name`,
+        `"${name}" cannot name a workflow: ${holder} has a member of that name`,
         {
           at: "key",
-          hint: `rename the workflow; ${RESERVED_WORKFLOW_NAMES.join(", ")} are reserved`,
+          hint: `rename the workflow; ${[...RESERVED_WORKFLOW_NAMES.keys()].join(", ")} are reserved`,
         },
+      )
+    } else if (isReservedWord(name)) {
+      this.report.error(
+        path,
+        "reserved-name",
+        `"${name}" cannot name a workflow: it is a reserved word in TypeScript, so its generated builder could not be declared`,
+        { at: "key", hint: `rename the workflow, e.g. "${name}Workflow"` },
       )
     }
     if (body === undefined) return undefined
@@ -490,35 +529,46 @@ class ManifestChecker {
     }
   }
 
-  /** Every TypeScript name generated for this owner must be declared once. */
-  private checkNameCollisions(workflows: Readonly<Record<string, WorkflowDecl>>): void {
+  /**
+   * Every name generated for this owner must be declared once: the types of `generatedTypeNames`,
+   * their schemas, the owner object and the `Json` type. A name the manifest writes is reported,
+   * not the generated one it meets, since that is the one to rename.
+   */
+  private checkNameCollisions(
+    events: Readonly<Record<string, EventDecl>>,
+    workflows: Readonly<Record<string, WorkflowDecl>>,
+  ): void {
     const names = generatedTypeNames
-    const candidates: { path: ManifestPath; name: string; what: string }[] = []
-    for (const type of Object.keys(this.types))
+    const candidates: Candidate[] = []
+    /** A type with a strict schema beside it: both names are generated. */
+    const typed = (path: ManifestPath, name: string, what: string, written = false) => {
+      candidates.push({ path, name, what, written })
       candidates.push({
-        path: ["types", type],
-        name: names.namedType(type),
-        what: `type "${type}"`,
+        path,
+        name: generatedValueNames.schema(name),
+        what: `the schema of ${what}`,
+        schema: true,
       })
+    }
+    for (const type of Object.keys(this.types)) {
+      typed(["types", type], names.namedType(type), `type "${type}"`, true)
+    }
     for (const event of Object.keys(asMapping(this.root?.["events"]) ?? {}))
-      candidates.push({
-        path: ["events", event],
-        name: names.eventPayload(event),
-        what: `the payload type of event "${event}"`,
-      })
+      typed(["events", event], names.eventPayload(event), `the payload type of event "${event}"`)
     const errorsSeen = new Set<string>()
     for (const [workflow, decl] of Object.entries(workflows)) {
       const path = ["workflows", workflow]
-      candidates.push({
-        path,
-        name: names.workflowInput(workflow),
-        what: `the input type of workflow "${workflow}"`,
-      })
-      candidates.push({
-        path,
-        name: names.workflowOutput(workflow),
-        what: `the output type of workflow "${workflow}"`,
-      })
+      if (decl.input !== null)
+        typed(path, names.workflowInput(workflow), `the input type of workflow "${workflow}"`)
+      if (decl.output !== null)
+        typed(path, names.workflowOutput(workflow), `the output type of workflow "${workflow}"`)
+      for (const [name, what] of [
+        [names.workflowError(workflow), "error union"],
+        [names.workflowSteps(workflow), "steps interface"],
+        [names.workflowActivities(workflow), "activities interface"],
+        [names.workflowDefinition(workflow), "definition type"],
+      ] as const)
+        candidates.push({ path, name, what: `the ${what} of workflow "${workflow}"` })
       for (const error of Object.keys(decl.errors)) {
         if (errorsSeen.has(error)) continue
         errorsSeen.add(error)
@@ -530,21 +580,26 @@ class ManifestChecker {
       }
       for (const [step, stepDecl] of Object.entries(decl.steps)) {
         const stepPath = [...path, "steps", step]
-        if (stepDecl.kind === "activity")
-          candidates.push({
-            path: stepPath,
-            name: names.stepInput(workflow, step),
-            what: `the input type of step "${step}" of "${workflow}"`,
-          })
-        if (stepDecl.kind === "activity" || stepDecl.kind === "race")
-          candidates.push({
-            path: stepPath,
-            name: names.stepOutput(workflow, step),
-            what: `the output type of step "${step}" of "${workflow}"`,
-          })
+        if (stepDecl.kind === "activity" && stepDecl.input !== null)
+          typed(
+            stepPath,
+            names.stepInput(workflow, step),
+            `the input type of step "${step}" of "${workflow}"`,
+          )
+        if ((stepDecl.kind === "activity" || stepDecl.kind === "race") && stepDecl.output !== null)
+          typed(
+            stepPath,
+            names.stepOutput(workflow, step),
+            `the output type of step "${step}" of "${workflow}"`,
+          )
       }
     }
     const owner = this.owner!
+    candidates.push({
+      path: ["owner"],
+      name: generatedValueNames.ownerObject(owner),
+      what: `the owner object "${owner}"`,
+    })
     candidates.push({
       path: ["owner"],
       name: names.ownerEvents(owner),
@@ -560,23 +615,59 @@ class ManifestChecker {
       name: names.ownerEffectClient(owner),
       what: `the Effect client of owner "${owner}"`,
     })
-    const taken = new Map<string, { what: string; at: Position }>()
-    for (const candidate of this.inDocumentOrder(candidates)) {
+    const taken = new Map<string, { what: string; at: Position | undefined; schema: boolean }>()
+    if (this.usesJson(events, workflows)) {
+      taken.set(JSON_TYPE_NAME, {
+        what: "the generated type of `json` values",
+        at: undefined,
+        schema: false,
+      })
+    }
+    // Derived names first, so that a collision with a name the manifest writes as it is (a named
+    // type) is reported there: that is the name to change.
+    const ordered = [
+      ...this.inDocumentOrder(candidates.filter((c) => c.written !== true)),
+      ...this.inDocumentOrder(candidates.filter((c) => c.written === true)),
+    ]
+    for (const candidate of ordered) {
       const earlier = taken.get(candidate.name)
       const at = this.report.position(candidate.path, "key")
-      if (earlier === undefined) taken.set(candidate.name, { what: candidate.what, at })
-      else {
-        this.report.error(
-          candidate.path,
-          "name-collision",
-          `${candidate.what} would be generated as "${candidate.name}", which is already ${earlier.what} (line ${earlier.at.line})`,
-          {
-            at: "key",
-            hint: "rename one of them; generated names are the PascalCase of manifest names",
-          },
-        )
+      if (earlier === undefined) {
+        taken.set(candidate.name, { what: candidate.what, at, schema: candidate.schema === true })
+      } else if (earlier.schema && candidate.schema === true) {
+        // Two schemas meet only where the types they validate do, which is reported.
+        continue
+      } else {
+        const where = earlier.at === undefined ? "" : ` (line ${earlier.at.line})`
+        const collides =
+          candidate.written === true
+            ? `${candidate.what} has the name of ${earlier.what}${where}`
+            : `${candidate.what} would be generated as "${candidate.name}", which is already ${earlier.what}${where}`
+        this.report.error(candidate.path, "name-collision", collides, {
+          at: "key",
+          hint: "rename one of them; generated names are the PascalCase of manifest names",
+        })
       }
     }
+  }
+
+  /** Whether some type of the owner uses `json`, so its types.ts declares the `Json` type. */
+  private usesJson(
+    events: Readonly<Record<string, EventDecl>>,
+    workflows: Readonly<Record<string, WorkflowDecl>>,
+  ): boolean {
+    const types: (TypeNode | null)[] = [
+      ...Object.values(this.types),
+      ...Object.values(events).map((event) => event.payload),
+    ]
+    for (const workflow of Object.values(workflows)) {
+      types.push(workflow.input, workflow.output, ...Object.values(workflow.errors))
+      for (const step of Object.values(workflow.steps)) {
+        if (step.kind === "activity") types.push(step.input, step.output)
+        if (step.kind === "race") types.push(step.output)
+      }
+    }
+    return types.some((type) => type !== null && usesJson(type))
   }
 
   private inDocumentOrder<T extends { path: ManifestPath }>(items: readonly T[]): T[] {

@@ -240,15 +240,20 @@ const declaredNames = (value: PlainValue | undefined): CheckedManifest | undefin
   }
 }
 
-/** Checks that need every manifest: one file per owner, and `start` targets that exist. */
+/**
+ * Checks that need every manifest: one file per owner, owner names that differ in more than case
+ * (each owner's generated folder is named after it, and macOS and Windows file systems ignore
+ * case), and `start` targets that exist.
+ */
 const checkAcrossManifests = (results: readonly FileResult[]): void => {
   const owners = new Map<string, FileResult>()
+  const ignoringCase = new Map<string, FileResult>()
   for (const result of results) {
     const owner = result.checked?.owner
     if (owner === undefined) continue
     const first = owners.get(owner)
-    if (first === undefined) owners.set(owner, result)
-    else {
+    const sameFolder = ignoringCase.get(owner.toLowerCase())
+    if (first !== undefined) {
       result.report.error(
         ["owner"],
         "duplicate-owner",
@@ -257,7 +262,16 @@ const checkAcrossManifests = (results: readonly FileResult[]): void => {
           hint: "each owner type has exactly one manifest; merge the two files or rename one owner",
         },
       )
+    } else if (sameFolder !== undefined) {
+      result.report.error(
+        ["owner"],
+        "duplicate-owner",
+        `owner "${owner}" differs from owner "${sameFolder.checked!.owner}" of ${sameFolder.file} only in case, so their generated folders would be one on a case-insensitive file system`,
+        { hint: "rename one of the owners" },
+      )
     }
+    if (first === undefined) owners.set(owner, result)
+    if (sameFolder === undefined) ignoringCase.set(owner.toLowerCase(), result)
   }
   for (const result of results) {
     for (const target of result.checked?.startTargets ?? []) {

@@ -91,13 +91,13 @@ describe("akter validate", () => {
     const result = runAkter(project.root, ["validate"])
     expect(result.code).toBe(2)
     expect(result.stdout).toContain(
-      `manifests/order.yaml:${locationOf(order, "FulfillSteps")}: error[generated-name-conflict] named type FulfillSteps and the steps interface of workflow fulfill would both be generated as \`FulfillSteps\``,
+      `manifests/order.yaml:${locationOf(order, "FulfillSteps")}: error[name-collision] type "FulfillSteps" has the name of the steps interface of workflow "fulfill" (line ${locationOf(order, "fulfill:").split(":")[0]})`,
     )
     expect(result.stdout).toContain(
-      `manifests/order.yaml:${locationOf(order, "MoneySchema")}: error[generated-name-conflict] named type MoneySchema and the schema of named type Money would both be generated as \`MoneySchema\``,
+      `manifests/order.yaml:${locationOf(order, "MoneySchema")}: error[name-collision] type "MoneySchema" has the name of the schema of type "Money" (line ${locationOf(order, "Money:").split(":")[0]})`,
     )
     expect(result.stdout).toContain(
-      `manifests/user.yaml:${locationOf(user, "emit:")}: error[reserved-name] workflow name "emit" is taken by the generated client's \`emit\``,
+      `manifests/user.yaml:${locationOf(user, "emit:")}: error[reserved-name] "emit" cannot name a workflow: the generated client has a member of that name`,
     )
   })
 })

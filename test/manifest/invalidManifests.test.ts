@@ -91,7 +91,7 @@ const SINGLE_FILES: Record<string, readonly Expected[]> = {
   "retry-without-attempts.yaml": [["missing-key", 8, 9]],
   "error-conflict.yaml": [["error-conflict", 11, 7]],
   "name-collision-type-and-input.yaml": [["name-collision", 9, 3]],
-  "name-collision-event-and-type.yaml": [["name-collision", 6, 3]],
+  "name-collision-event-and-type.yaml": [["name-collision", 4, 3]],
   "name-collision-step-names.yaml": [
     ["name-collision", 7, 7],
     ["name-collision", 7, 7],
