@@ -9,7 +9,9 @@ import { createAkter } from "../../runtime/akter.js"
 import type { WorkflowImplementation } from "../../runtime/engine/workflowApi.js"
 import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { startRunner } from "../../runtime/runner/runner.js"
+import { IncompatibleDeployment } from "../../runtime/errors.js"
 import {
+  EXIT_INVALID,
   EXIT_OK,
   UsageError,
   parseCommandLine,
@@ -20,7 +22,7 @@ import {
 const spec = {
   name: "run",
   summary:
-    "Starts a runner for the workflow implementations a module exports (`export const workflows = [...]`) and serves until SIGTERM or SIGINT, then drains.",
+    "Starts a runner for the workflow implementations a module exports (`export const workflows = [...]`) and serves until SIGTERM or SIGINT, then drains. Exits 2 when its manifests cannot replay executions open in the database (one line per problem) or on any other failure.",
   options: {
     app: { type: "string" },
     "database-url": { type: "string" },
@@ -108,7 +110,7 @@ export const run = (args: readonly string[]): Promise<number> =>
       ...(options["data-dir"] === undefined ? {} : { dataDir: options["data-dir"] }),
       ...(poolSize === undefined ? {} : { poolSize }),
     })
-    const runner = await startRunner({
+    const started = await startRunner({
       akter,
       workflows: app.workflows,
       registrations: app.registrations,
@@ -116,7 +118,16 @@ export const run = (args: readonly string[]): Promise<number> =>
       ...(pollMs === undefined ? {} : { pollMs }),
       ...(recoveryMs === undefined ? {} : { recoveryMs }),
       ...(leaseMs === undefined ? {} : { leaseMs }),
+    }).catch(async (error: unknown) => {
+      await akter.close()
+      if (error instanceof IncompatibleDeployment) return error
+      throw error
     })
+    if (started instanceof IncompatibleDeployment) {
+      console.error(`akter run: ${started.message}`)
+      return EXIT_INVALID
+    }
+    const runner = started
     await new Promise<void>((resolve) => {
       const stop = () => resolve()
       process.once("SIGTERM", stop)

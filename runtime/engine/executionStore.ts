@@ -25,6 +25,8 @@ export interface ExecutionRow {
   readonly result: Buffer | null
   readonly started_at_ms: number
   readonly finished_at_ms: number | null
+  /** The pokes its timer counted when the row was read (0 without a timer). */
+  readonly pokes: number
 }
 
 export interface NewExecution {
@@ -105,6 +107,19 @@ export const readExecution = async (
       "result",
       "started_at_ms",
       "finished_at_ms",
+      // In the same snapshot as the interrupt flag: a poke counted here is one the pass sees.
+      (eb) =>
+        eb
+          .fn<number>("coalesce", [
+            eb
+              .selectFrom("akter.outbox")
+              .select("pokes")
+              .where("akter.outbox.routing_key", "=", routingKey)
+              .where("akter.outbox.kind", "=", "timer")
+              .where("akter.outbox.id", "=", executionId),
+            eb.lit(0),
+          ])
+          .as("pokes"),
     ])
     .where("routing_key", "=", routingKey)
     .where("execution_id", "=", executionId)

@@ -39,7 +39,12 @@ export type PassOutcome =
   | { readonly kind: "finished" }
   | { readonly kind: "suspended"; readonly dueAtMs: number | null }
   | { readonly kind: "abandoned"; readonly reason: string }
-  | { readonly kind: "incompatible"; readonly problems: readonly Finding[] }
+  | {
+      readonly kind: "incompatible"
+      readonly problems: readonly Finding[]
+      /** The manifest the execution started under (or was adopted onto): what a runner needs. */
+      readonly manifestHash: string
+    }
 
 /** What a pass needs from the runner that runs it. */
 export interface PassServices {
@@ -100,6 +105,11 @@ export const runPass = async (
   executionId: string,
   activation: Activation,
   control: (control: PassControl) => void,
+  /**
+   * A guest pass runs an execution outside the runner's buckets (its timer wanted this runner's
+   * manifest): it holds no lease to lose, and the fence alone keeps its writes safe.
+   */
+  guest = false,
 ): Promise<PassOutcome> => {
   const { internals, log } = services
   const { db } = internals.storage
@@ -124,7 +134,7 @@ export const runPass = async (
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
   const writer = new PassWriter(db, activation, owner.routingKey, executionId, () =>
-    services.mayWrite(owner.bucket) ? undefined : new LeaseExpired(owner.bucket),
+    guest || services.mayWrite(owner.bucket) ? undefined : new LeaseExpired(owner.bucket),
   )
   const state = new PassState(
     execution,
@@ -160,7 +170,11 @@ export const runPass = async (
       executionId,
       problems: verdict.problems.map((p) => `${p.rule}: ${p.message}`),
     })
-    return { kind: "incompatible", problems: verdict.problems }
+    return {
+      kind: "incompatible",
+      problems: verdict.problems,
+      manifestHash: execution.manifest_hash,
+    }
   }
   if (verdict.adopt) {
     const from = execution.manifest_hash
@@ -338,7 +352,8 @@ const finish = async (
  * Suspends the execution, in one statement behind the fence: records how far parked waits scanned,
  * arms the timer due now if a parked wait has an event it has not evaluated, else at the earliest
  * due time, else removes it (an untimed wait: an emit makes it due). A timer an emit or interrupt
- * poked meanwhile stays due — it committed after this statement's snapshot, and is the resume owed.
+ * poked since the pass loaded stays due: the pass may not have seen it, and a runner dying before
+ * acting on it would otherwise lose the resume.
  */
 const suspend = async (
   services: PassServices,
@@ -365,13 +380,16 @@ const suspend = async (
     state.owner,
     state.executionId,
     sql<number>`CASE WHEN ${seen} THEN ${nowMs(internals.clock)} ELSE ${earliest}::bigint END`,
-    { when: sql`${fenced} AND (${seen} OR ${earliest}::bigint IS NOT NULL)`, respectPoke: true },
+    {
+      when: sql`${fenced} AND (${seen} OR ${earliest}::bigint IS NOT NULL)`,
+      pokesSeen: state.execution.pokes,
+    },
   )
   parts.push(
     armed,
     deleteTimerPart(state.routingKey, state.executionId, {
       when: sql`${fenced} AND NOT ${seen} AND ${earliest}::bigint IS NULL`,
-      respectPoke: true,
+      pokesSeen: state.execution.pokes,
     }),
   )
   try {

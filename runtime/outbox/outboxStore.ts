@@ -19,8 +19,9 @@ const dueSql = (clock: DatabaseClock, due: Due) =>
 /**
  * Arms the execution's timer at `due`, replacing any earlier arming: an execution has at most one
  * timer. `when` conditions the arming on another part of the statement having matched. A `poke`
- * (an emit, an interrupt) marks the timer so that a suspend racing it keeps it due (`respectPoke`,
- * the suspend's arming) instead of moving it later: a resume owed is never dropped.
+ * (an emit, an interrupt) counts itself on the timer; a suspend passes the count its pass loaded
+ * (`pokesSeen`) and keeps the timer due if a poke came since, instead of moving it later: a resume
+ * owed is never dropped.
  */
 export const armTimerPart = (
   clock: DatabaseClock,
@@ -30,25 +31,26 @@ export const armTimerPart = (
   options: {
     readonly when: RawBuilder<boolean>
     readonly poke?: boolean
-    readonly respectPoke?: boolean
+    readonly pokesSeen?: number
   },
 ): StatementPart =>
   part(
     "timer",
     () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
-        due_at_ms, poked)
+        due_at_ms, pokes)
       SELECT ${owner.routingKey}::bigint, 'timer', ${executionId}, ${owner.bucket}, ${owner.tenant},
         ${owner.ownerType}, ${owner.ownerId},
-        ${typeof due === "object" ? due : dueSql(clock, due)}, ${options.poke === true}
+        ${typeof due === "object" ? due : dueSql(clock, due)}, ${options.poke === true ? 1 : 0}
       WHERE ${options.when}
       ON CONFLICT (routing_key, kind, id) DO UPDATE
         SET due_at_ms = ${
-          options.respectPoke === true
-            ? sql`CASE WHEN akter.outbox.poked THEN akter.outbox.due_at_ms ELSE EXCLUDED.due_at_ms END`
-            : sql`EXCLUDED.due_at_ms`
+          options.pokesSeen === undefined
+            ? sql`EXCLUDED.due_at_ms`
+            : sql`CASE WHEN akter.outbox.pokes <> ${options.pokesSeen}::bigint
+                THEN akter.outbox.due_at_ms ELSE EXCLUDED.due_at_ms END`
         },
-        poked = ${options.respectPoke === true ? sql`akter.outbox.poked` : sql`EXCLUDED.poked`},
-        attempts = 0
+        pokes = akter.outbox.pokes + ${options.poke === true ? 1 : 0},
+        attempts = 0, wanted_hash = NULL
       RETURNING due_at_ms`,
   )
 
@@ -64,29 +66,30 @@ export const pokeTimersPart = (
   part(
     "poked",
     () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
-        due_at_ms, poked)
+        due_at_ms, pokes)
       SELECT ${owner.routingKey}::bigint, 'timer', execution_id, ${owner.bucket}, ${owner.tenant},
-        ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}, true
+        ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}, 1
       FROM ${sql.id(executions)}
       ON CONFLICT (routing_key, kind, id) DO UPDATE
-        SET due_at_ms = EXCLUDED.due_at_ms, poked = true, attempts = 0
+        SET due_at_ms = EXCLUDED.due_at_ms, pokes = akter.outbox.pokes + 1, attempts = 0
       RETURNING id`,
   )
 
 /**
- * Deletes the execution's timer when `when` holds. `respectPoke` (a suspend with nothing to wait
- * for but events) leaves a poked timer in place: the poke is a resume owed.
+ * Deletes the execution's timer when `when` holds. Given `pokesSeen` (a suspend with nothing to
+ * wait for but events), it leaves a timer poked since in place: the poke is a resume owed.
  */
 export const deleteTimerPart = (
   routingKey: string,
   executionId: string,
-  options: { readonly when: RawBuilder<boolean>; readonly respectPoke?: boolean },
+  options: { readonly when: RawBuilder<boolean>; readonly pokesSeen?: number },
 ): StatementPart =>
   part(
     "timer_deleted",
     () => sql`DELETE FROM akter.outbox
       WHERE routing_key = ${routingKey}::bigint AND kind = 'timer' AND id = ${executionId}
-        AND ${options.respectPoke === true ? sql`NOT poked` : sql`true`} AND ${options.when}
+        AND ${options.pokesSeen === undefined ? sql`true` : sql`pokes = ${options.pokesSeen}::bigint`}
+        AND ${options.when}
       RETURNING id`,
   )
 
@@ -125,6 +128,8 @@ export interface ClaimedRow {
   readonly claimedDueAtMs: number
   readonly attempts: number
   readonly payload: Buffer | null
+  /** The timer asks for a runner of a particular manifest (its bucket's runner could not replay it). */
+  readonly wanted: boolean
 }
 
 /**
@@ -135,10 +140,12 @@ export const claimDue = async (
   db: Queryable,
   clock: DatabaseClock,
   buckets: readonly number[],
+  /** Manifests (compatibility hashes) the claimer serves: it also takes timers wanting one of them. */
+  served: readonly string[],
   limit: number,
   recoveryMs: number,
 ): Promise<ClaimedRow[]> => {
-  if (buckets.length === 0 || limit <= 0) return []
+  if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []
   const { rows } = await sql<{
     routing_key: string
     kind: OutboxKind
@@ -150,21 +157,23 @@ export const claimDue = async (
     due_at_ms: number
     attempts: number
     payload: Buffer | null
+    wanted_hash: string | null
   }>`
     WITH now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
       SELECT o.routing_key, o.kind, o.id FROM akter.outbox o, now
-      WHERE o.bucket = ANY(${buckets}::int[]) AND o.due_at_ms <= now.ms
+      WHERE o.due_at_ms <= now.ms
+        AND ((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
+          OR o.wanted_hash = ANY(${served}::text[]))
       ORDER BY o.due_at_ms
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED)
     UPDATE akter.outbox o
-    SET due_at_ms = (SELECT ms FROM now) + ${recoveryMs}::bigint, attempts = o.attempts + 1,
-      poked = false
+    SET due_at_ms = (SELECT ms FROM now) + ${recoveryMs}::bigint, attempts = o.attempts + 1
     FROM due
     WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
     RETURNING o.routing_key::text AS routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type,
-      o.owner_id, o.due_at_ms, o.attempts, o.payload`.execute(db)
+      o.owner_id, o.due_at_ms, o.attempts, o.payload, o.wanted_hash`.execute(db)
   return rows.map((row) => ({
     routingKey: row.routing_key,
     kind: row.kind,
@@ -176,6 +185,7 @@ export const claimDue = async (
     claimedDueAtMs: row.due_at_ms,
     attempts: row.attempts,
     payload: row.payload,
+    wanted: row.wanted_hash !== null,
   }))
 }
 
@@ -204,4 +214,41 @@ export const nextDue = async (
     .where("bucket", "in", buckets)
     .executeTakeFirst()
   return row?.due ?? null
+}
+
+/**
+ * Marks an execution's timer as wanting a runner of `manifestHash`, due now: its bucket's runner
+ * cannot replay it and stops claiming it, and a runner serving that manifest takes it wherever it
+ * is. A hint, not a fenced write — whoever claims the timer judges the execution again — and the
+ * next pass that re-arms the timer clears it.
+ */
+export const markWanted = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  routingKey: string,
+  executionId: string,
+  manifestHash: string,
+): Promise<void> => {
+  await sql`
+    UPDATE akter.outbox SET wanted_hash = ${manifestHash}, due_at_ms = ${nowMs(clock)}
+    WHERE routing_key = ${routingKey}::bigint AND kind = 'timer' AND id = ${executionId}`.execute(
+    db,
+  )
+}
+
+/**
+ * Makes the timers of executions a draining runner abandoned due now, so the runner that takes the
+ * buckets resumes them at once rather than after the recovery interval its claims set.
+ */
+export const makeDueNow = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  timers: readonly { readonly routingKey: string; readonly executionId: string }[],
+): Promise<void> => {
+  if (timers.length === 0) return
+  await sql`
+    UPDATE akter.outbox o SET due_at_ms = ${nowMs(clock)}
+    FROM unnest(${timers.map((t) => t.routingKey)}::bigint[], ${timers.map((t) => t.executionId)}::text[])
+      AS t(routing_key, id)
+    WHERE o.routing_key = t.routing_key AND o.kind = 'timer' AND o.id = t.id`.execute(db)
 }

@@ -12,7 +12,14 @@ import { runPass, type PassControl, type PassOutcome, type PassServices } from "
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
-import { claimDue, deleteClaimedPart, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
+import {
+  claimDue,
+  deleteClaimedPart,
+  makeDueNow,
+  markWanted,
+  nextDue,
+  type ClaimedRow,
+} from "../outbox/outboxStore.js"
 import { LEASES_CHANNEL, WAKE_CHANNEL } from "../outbox/wakeups.js"
 import { faultPoint } from "../faults.js"
 import { LeaseKeeper, type LeaseChange } from "./leases.js"
@@ -136,6 +143,8 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   const registered: WorkflowRegistration[] = [...implementations.values()].map(
     (implementation) => implementation.owner.workflows[implementation.workflow]!,
   )
+  /** The manifests this runner serves: it also takes executions, anywhere, that want one of them. */
+  const served: readonly string[] = registered.map((workflow) => workflow.hashes.compatibility)
   const acceptedAt = await acceptManifests(internals, registered, [...owners.values()])
 
   let leases: LeaseKeeper | undefined
@@ -150,7 +159,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     acceptedAtOf: (owner, workflow) => acceptedAt.get(`${owner}/${workflow}`) ?? -1,
   }
 
-  const live = new Map<string, LiveRun & { readonly bucket: number }>()
+  const live = new Map<
+    string,
+    LiveRun & { readonly bucket: number; readonly owner: OwnerPlacement }
+  >()
   const activations = new Map<
     string,
     { readonly bucket: number; readonly activation: Activation }
@@ -216,19 +228,39 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     }
   }
 
-  const runExecution = async (owner: OwnerPlacement, executionId: string) => {
-    const entry: LiveRun & { readonly bucket: number } = {
+  const runExecution = async (owner: OwnerPlacement, executionId: string, guest = false) => {
+    const entry: LiveRun & { readonly bucket: number; readonly owner: OwnerPlacement } = {
       control: undefined,
       rerun: false,
       bucket: owner.bucket,
+      owner,
     }
     live.set(executionId, entry)
     let outcome: PassOutcome | undefined
     try {
       for (;;) {
-        outcome = await runPass(services, owner, executionId, activationOf(owner), (control) => {
-          entry.control = control
-        })
+        // A guest's activation is its own: the owner belongs to another runner's bucket.
+        const activation = guest ? new Activation(owner) : activationOf(owner)
+        outcome = await runPass(
+          services,
+          owner,
+          executionId,
+          activation,
+          (control) => {
+            entry.control = control
+          },
+          guest,
+        )
+        if (outcome.kind === "incompatible" && !served.includes(outcome.manifestHash)) {
+          // Leave it to a runner of the manifest it needs, wherever its bucket is.
+          await markWanted(
+            internals.storage.db,
+            internals.clock,
+            owner.routingKey,
+            executionId,
+            outcome.manifestHash,
+          )
+        }
         if (outcome.kind === "abandoned") {
           if (outcome.reason.includes("StaleGeneration")) {
             // Another runner activated the owner since: this write, and all after it, are refused.
@@ -240,7 +272,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
           outcome.kind !== "suspended" ||
           !entry.rerun ||
           draining ||
-          !leases!.holds(owner.bucket)
+          (!guest && !leases!.holds(owner.bucket))
         ) {
           break
         }
@@ -302,7 +334,8 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       )
       return
     }
-    if (!leases!.holds(row.bucket)) return
+    const guest = !leases!.holds(row.bucket)
+    if (guest && !row.wanted) return
     const existing = live.get(row.id)
     if (existing !== undefined) {
       existing.rerun = true
@@ -316,7 +349,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       routingKey: row.routingKey,
       bucket: row.bucket,
     }
-    track(runExecution(owner, row.id))
+    track(runExecution(owner, row.id, guest))
   }
 
   const poll = () => {
@@ -332,9 +365,16 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         const free = Math.max(0, concurrency - live.size)
         const buckets = leases!.buckets.filter((bucket) => leases!.holds(bucket))
         let claimed: ClaimedRow[] = []
-        if (free > 0 && buckets.length > 0) {
+        if (free > 0) {
           faultPoint("claim.before")
-          claimed = await claimDue(internals.storage.db, internals.clock, buckets, free, recoveryMs)
+          claimed = await claimDue(
+            internals.storage.db,
+            internals.clock,
+            buckets,
+            served,
+            free,
+            recoveryMs,
+          )
           faultPoint("claim.after")
         }
         for (const row of claimed) dispatch(row)
@@ -428,8 +468,16 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     stopBucketWakeups()
     stopLeaseWakeups()
     stopTakingStarts()
+    const abandoned = [...live.entries()].map(([executionId, run]) => ({
+      routingKey: run.owner.routingKey,
+      executionId,
+    }))
     for (const run of live.values()) run.control?.abandon("runner draining")
     while (running.size > 0) await Promise.allSettled([...running])
+    // Their claims moved their timers a recovery interval ahead; whoever takes over starts now.
+    await makeDueNow(internals.storage.db, internals.clock, abandoned).catch((error) =>
+      log.warn("could not make abandoned executions due", { error: String(error) }),
+    )
     await leases!.release()
     // Other runners take the buckets now rather than at their next heartbeat.
     if (internals.storage.backend === "postgres") {

@@ -87,6 +87,9 @@ export interface OutboxTable {
   owner_id: string
   due_at_ms: number
   attempts: Generated<number>
+  /** Emits and interrupts that made the timer due (see migration 0003). */
+  pokes: Generated<number>
+  wanted_hash: Generated<string | null>
   payload: Buffer | null
 }
 

@@ -10,6 +10,9 @@ import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.j
 import { internalsOf } from "../../runtime/akter.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
 import { InvalidPayload } from "../../runtime/errors.js"
+import { readExecution } from "../../runtime/engine/executionStore.js"
+import { claimDue, deleteTimerPart } from "../../runtime/outbox/outboxStore.js"
+import { composeStatement } from "../../runtime/storage/statementParts.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
 import { makeProbe, probeYaml, type Probe } from "./probeWorkflows.js"
@@ -213,6 +216,42 @@ describeEachBackend("engine", (backend) => {
         await runUntilIdle(akter, runner)
         expect(await stepRows(run.executionId)).toEqual([])
       })
+    })
+
+    it("keeps an interrupt that came after a pass loaded as a durable resume, though the pass suspends and its runner dies", async () => {
+      const owner = newOwner()
+      const run = await client.waits.start(owner, { mode: "single" })
+      await withRunner((runner) => runUntilIdle(akter, runner))
+      // Suspended on an untimed wait: no timer.
+      expect(await timerRows(run.executionId)).toEqual([])
+      const { rows } = await sql<{ routing_key: string }>`
+        SELECT routing_key::text FROM akter.executions WHERE execution_id = ${run.executionId}`.execute(
+        db(),
+      )
+      const routingKey = rows[0]!.routing_key
+      // A pass loads the execution, then the interrupt pokes its timer and a runner claims it (as a
+      // poll does while that pass is still live in the same runner).
+      const loaded = await readExecution(db(), routingKey, run.executionId)
+      expect(loaded?.pokes).toBe(0)
+      await run.interrupt()
+      const buckets = Array.from({ length: 256 }, (_, bucket) => bucket)
+      const claimed = await claimDue(db(), internalsOf(akter).clock, buckets, [], 10, 60_000)
+      expect(claimed.map((row) => row.id)).toEqual([run.executionId])
+      // The pass suspends as it would have without the interrupt, and its runner dies before rerunning.
+      await composeStatement(
+        [
+          deleteTimerPart(routingKey, run.executionId, {
+            when: sql`true`,
+            pokesSeen: loaded!.pokes,
+          }),
+        ],
+        sql`true AS done`,
+      ).execute(db())
+      expect(await timerRows(run.executionId)).toHaveLength(1)
+      akter.advance("2 minutes")
+      await withRunner((runner) => runUntilIdle(akter, runner))
+      expect(await run.result()).toEqual({ _tag: "Interrupted" })
+      expect(await timerRows(run.executionId)).toEqual([])
     })
 
     it("gives exactly one result when interrupt races completion, 20 rounds", async () => {
