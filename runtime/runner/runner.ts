@@ -77,6 +77,8 @@ export interface Runner {
 const DEFAULT_CONCURRENCY = 64
 const DEFAULT_POLL_MS = 1000
 const DEFAULT_RECOVERY_MS = 30_000
+/** Why a runner abandons the live passes of a bucket whose lease it lost. */
+const LEASE_LOST = "bucket lease lost"
 const DEFAULT_IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000
 const DEFAULT_LEASE_MS = 30_000
 const DEFAULT_RETENTION_EVERY_MS = 10 * 60 * 1000
@@ -219,8 +221,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (change.lost.length > 0) {
       const lost = new Set(change.lost)
       for (const [key, entry] of activations) if (lost.has(entry.bucket)) activations.delete(key)
-      for (const run of live.values())
-        if (lost.has(run.bucket)) run.control?.abandon("bucket lease lost")
+      for (const run of live.values()) if (lost.has(run.bucket)) run.control?.abandon(LEASE_LOST)
     }
     if (change.acquired.length > 0) {
       lookAhead = true
@@ -266,7 +267,18 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
             // Another runner activated the owner since: this write, and all after it, are refused.
             log.info("write refused under a stale generation", { executionId })
             activations.delete(ownerKeyOf(owner))
-          } else log.debug("pass abandoned", { executionId, reason: outcome.reason })
+          } else {
+            log.debug("pass abandoned", { executionId, reason: outcome.reason })
+            if (outcome.reason === LEASE_LOST || outcome.reason.includes("LeaseExpired")) {
+              // Its claim moved the timer a recovery interval ahead; whoever holds the bucket now
+              // (this runner, once its heartbeat takes it back) resumes it at once instead.
+              await makeDueNow(internals.storage.db, internals.clock, [
+                { routingKey: owner.routingKey, executionId },
+              ]).catch((error) =>
+                log.warn("could not make an abandoned execution due", { error: String(error) }),
+              )
+            }
+          }
         }
         if (
           outcome.kind !== "suspended" ||
@@ -335,7 +347,18 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       return
     }
     const guest = !leases!.holds(row.bucket)
-    if (guest && !row.wanted) return
+    if (guest && !row.wanted) {
+      // The lease lapsed between the claim and now: hand the timer back rather than leave it a
+      // recovery interval ahead, so whoever holds the bucket next resumes it at once.
+      track(
+        makeDueNow(internals.storage.db, internals.clock, [
+          { routingKey: row.routingKey, executionId: row.id },
+        ]).catch((error) =>
+          log.warn("could not hand back a claimed timer", { error: String(error) }),
+        ),
+      )
+      return
+    }
     const existing = live.get(row.id)
     if (existing !== undefined) {
       existing.rerun = true
