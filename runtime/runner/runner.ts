@@ -267,18 +267,17 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
             // Another runner activated the owner since: this write, and all after it, are refused.
             log.info("write refused under a stale generation", { executionId })
             activations.delete(ownerKeyOf(owner))
-          } else {
-            log.debug("pass abandoned", { executionId, reason: outcome.reason })
-            if (outcome.reason === LEASE_LOST || outcome.reason.includes("LeaseExpired")) {
-              // Its claim moved the timer a recovery interval ahead; whoever holds the bucket now
-              // (this runner, once its heartbeat takes it back) resumes it at once instead.
-              await makeDueNow(internals.storage.db, internals.clock, [
-                { routingKey: owner.routingKey, executionId },
-              ]).catch((error) =>
-                log.warn("could not make an abandoned execution due", { error: String(error) }),
-              )
-            }
-          }
+          } else if (outcome.reason === LEASE_LOST || outcome.reason.includes("LeaseExpired")) {
+            // The runner's own guard, before the fence: its lease lapsed (a pause, a slow heartbeat).
+            log.info("write withheld: the bucket's lease lapsed", { executionId })
+            // Its claim moved the timer a recovery interval ahead; whoever holds the bucket now
+            // (this runner, once its heartbeat takes it back) resumes it at once instead.
+            await makeDueNow(internals.storage.db, internals.clock, [
+              { routingKey: owner.routingKey, executionId },
+            ]).catch((error) =>
+              log.warn("could not make an abandoned execution due", { error: String(error) }),
+            )
+          } else log.debug("pass abandoned", { executionId, reason: outcome.reason })
         }
         if (
           outcome.kind !== "suspended" ||

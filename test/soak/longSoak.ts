@@ -38,7 +38,7 @@ const broken = [
   report.leftOutbox > 0 && `${report.leftOutbox} outbox rows left`,
 ].filter((problem): problem is string => typeof problem === "string")
 console.log(
-  `executions ${report.executions}, kills ${report.kills}, pauses ${report.pauses}, stale-generation refusals ${report.staleRefusals}, kill → resumed step p50 ${report.resumeP50Ms} ms, p99 ${report.resumeP99Ms} ms over ${resumeLatenciesMs.length} interrupted attempts`,
+  `executions ${report.executions}, kills ${report.kills}, pauses ${report.pauses}, writes refused by the fence under a stale generation ${report.staleRefusals}, withheld by the runner on a lapsed lease ${report.leaseWithheld}, kill → resumed step p50 ${report.resumeP50Ms} ms, p99 ${report.resumeP99Ms} ms over ${resumeLatenciesMs.length} interrupted attempts`,
 )
 if (broken.length > 0) {
   console.error(`soak failed:\n${broken.join("\n")}`)

@@ -48,6 +48,8 @@ export interface SoakReport {
   readonly runnerProcesses: number
   /** Log lines "write refused under a stale generation", over every runner. */
   readonly staleRefusals: number
+  /** Passes whose runner withheld a write itself, its lease having lapsed (before the fence). */
+  readonly leaseWithheld: number
   /** Runner processes that exited without being killed, with the end of their output. */
   readonly unexpectedExits: readonly string[]
   /** Results that differ from what the input implies. */
@@ -231,6 +233,10 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       runnerProcesses: runners.filter((runner) => runner.count("runner started") > 0).length,
       staleRefusals: runners.reduce(
         (sum, runner) => sum + runner.count("write refused under a stale generation"),
+        0,
+      ),
+      leaseWithheld: runners.reduce(
+        (sum, runner) => sum + runner.count("write withheld: the bucket's lease lapsed"),
         0,
       ),
       unexpectedExits,
