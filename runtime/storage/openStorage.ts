@@ -4,6 +4,7 @@
  * node-postgres adapter, with a pool of one connection because PGlite is a single session — so
  * every query, transaction and type parser is the same code on both backends.
  */
+import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { PGlite } from "@electric-sql/pglite"
 import { createPgConfig } from "@electric-sql/pglite/node-postgres"
@@ -75,6 +76,49 @@ const countStatements = (pool: pg.Pool, counters: StatementCounters) => {
   })
 }
 
+/** The CTE names of `statementParts.partName`, unique per process: `"settle_1234"`. */
+const PART_NAME = /"([a-z_]+?)_(\d+)"/g
+
+/**
+ * The statement's text with its part names numbered from 1 in order of appearance, so that every
+ * statement of one shape has one text, and the name of its prepared statement.
+ */
+const preparedForm = (text: string): { name: string; text: string } => {
+  const renamed = new Map<string, string>()
+  const shaped = text.replace(PART_NAME, (whole, prefix: string) => {
+    let name = renamed.get(whole)
+    if (name === undefined) {
+      name = `"${prefix}_${renamed.size + 1}"`
+      renamed.set(whole, name)
+    }
+    return name
+  })
+  return { name: `akter_${createHash("sha1").update(shaped).digest("base64url")}`, text: shaped }
+}
+
+/**
+ * Sends every parameterized statement as a named prepared statement: Postgres parses and plans a
+ * statement shape once per connection rather than on every call (akter's writes are large CTE
+ * statements, whose planning was a large share of the server's time per step). The first use of a
+ * shape on a connection costs no extra round trip.
+ */
+const prepareStatements = (pool: pg.Pool) => {
+  pool.on("connect", (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
+      const [text, values] = args
+      if (
+        args.length === 2 &&
+        typeof text === "string" &&
+        Array.isArray(values) &&
+        values.length > 0
+      )
+        return query({ ...preparedForm(text), values })
+      return query(...args)
+    }
+  })
+}
+
 /** A startup `options` value that sets `akter.tenant`; spaces and backslashes escaped for libpq. */
 const tenantOption = (tenant: string) =>
   `-c akter.tenant=${tenant.replace(/[\\ ]/g, (c) => `\\${c}`)}`
@@ -87,6 +131,7 @@ const openPostgres = (url: string, poolSize: number, tenant: string | undefined)
     ...(tenant === undefined ? {} : { options: tenantOption(tenant) }),
   })
   const counters: StatementCounters = { statements: 0, commits: 0 }
+  prepareStatements(pool)
   countStatements(pool, counters)
   // A connection that dies while idle (a restarted server) must not crash the process.
   pool.on("error", () => {})
