@@ -107,23 +107,35 @@ const prepareStatements = (pool: pg.Pool) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
     ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
       const [text, values] = args
-      if (
-        args.length === 2 &&
-        typeof text === "string" &&
-        Array.isArray(values) &&
-        values.length > 0
-      )
-        return query({ ...preparedForm(text), values })
-      return query(...args)
+      const prepared =
+        args.length === 2 && typeof text === "string" && Array.isArray(values) && values.length > 0
+      const forwarded = prepared ? [{ ...preparedForm(text), values }] : args
+      return query(...forwarded)
     }
   })
+}
+
+/**
+ * A `DATABASE_URL` query parameter telling akter not to prepare statements: a server that runs
+ * every connection in one session (runtime/storage/pgliteServer.ts serving one PGlite) would see
+ * two connections prepare the same name.
+ */
+export const UNPREPARED_PARAMETER = "akter_statements"
+
+/** The URL for the driver, and whether statements may be prepared on its server. */
+const connectionOf = (url: string): { url: string; prepare: boolean } => {
+  const parsed = new URL(url)
+  if (parsed.searchParams.get(UNPREPARED_PARAMETER) !== "unprepared") return { url, prepare: true }
+  parsed.searchParams.delete(UNPREPARED_PARAMETER)
+  return { url: parsed.toString(), prepare: false }
 }
 
 /** A startup `options` value that sets `akter.tenant`; spaces and backslashes escaped for libpq. */
 const tenantOption = (tenant: string) =>
   `-c akter.tenant=${tenant.replace(/[\\ ]/g, (c) => `\\${c}`)}`
 
-const openPostgres = (url: string, poolSize: number, tenant: string | undefined): Storage => {
+const openPostgres = (given: string, poolSize: number, tenant: string | undefined): Storage => {
+  const { url, prepare } = connectionOf(given)
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
@@ -131,7 +143,7 @@ const openPostgres = (url: string, poolSize: number, tenant: string | undefined)
     ...(tenant === undefined ? {} : { options: tenantOption(tenant) }),
   })
   const counters: StatementCounters = { statements: 0, commits: 0 }
-  prepareStatements(pool)
+  if (prepare) prepareStatements(pool)
   countStatements(pool, counters)
   // A connection that dies while idle (a restarted server) must not crash the process.
   pool.on("error", () => {})

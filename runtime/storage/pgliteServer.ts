@@ -14,9 +14,10 @@
  */
 import { createServer, type Server, type Socket } from "node:net"
 import type { PGlite } from "@electric-sql/pglite"
+import { UNPREPARED_PARAMETER } from "./openStorage.js"
 
 export interface PgliteServer {
-  /** `postgres://postgres@127.0.0.1:PORT/postgres`, for `DATABASE_URL`. */
+  /** `postgres://postgres@127.0.0.1:PORT/postgres?akter_statements=unprepared`, for `DATABASE_URL`. */
   readonly url: string
   readonly port: number
   /** Connections accepted so far. */
@@ -353,7 +354,8 @@ export const servePglite = async (
   const port = typeof address === "object" && address !== null ? address.port : 0
 
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    // Every connection shares PGlite's one session, so akter must not prepare statements on it.
+    url: `postgres://postgres@127.0.0.1:${port}/postgres?${UNPREPARED_PARAMETER}=unprepared`,
     port,
     get connections() {
       return accepted

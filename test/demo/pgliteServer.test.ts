@@ -70,7 +70,9 @@ describe("the PGlite wire-protocol server", () => {
   })
 
   it("listens on 127.0.0.1 at an ephemeral port and answers node-postgres", async () => {
-    expect(server.url).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres$/)
+    expect(server.url).toMatch(
+      /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?akter_statements=unprepared$/,
+    )
     expect(server.port).toBeGreaterThan(0)
     const one = await client()
     const { rows } = await one.query("SELECT $1::int + 1 AS answer, current_database() AS db", [41])
