@@ -212,6 +212,8 @@ export const nextDue = async (
     .selectFrom("akter.outbox")
     .select((eb) => eb.fn.min("due_at_ms").as("due"))
     .where("bucket", "in", buckets)
+    // A timer wanting another manifest's runner is not this runner's to wake.
+    .where("wanted_hash", "is", null)
     .executeTakeFirst()
   return row?.due ?? null
 }

@@ -76,6 +76,8 @@ export interface Runner {
 
 const DEFAULT_CONCURRENCY = 64
 const DEFAULT_POLL_MS = 1000
+/** The soonest a look-ahead schedules the next poll. */
+const MIN_LOOK_AHEAD_MS = 5
 const DEFAULT_RECOVERY_MS = 30_000
 /** Why a runner abandons the live passes of a bucket whose lease it lost. */
 const LEASE_LOST = "bucket lease lost"
@@ -197,6 +199,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       () => {
         pollTimer = undefined
         pollTimerAt = Number.POSITIVE_INFINITY
+        // Only the earliest due time is kept as a timer: the poll it starts looks up the next one,
+        // or a sleep due a moment after another would wait for the fallback poll.
+        lookAhead = true
         poll()
       },
       timeoutDelay(at - Date.now()),
@@ -402,10 +407,12 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         for (const row of claimed) dispatch(row)
         saturated = free === 0 || claimed.length === free
         if (claimed.length === free && free > 0) pollAgain = true
-        if (lookAhead && !pollAgain && buckets.length > 0) {
+        if (lookAhead && !pollAgain && free > 0 && buckets.length > 0) {
           lookAhead = false
           const due = await nextDue(internals.storage.db, buckets)
-          if (due !== null) pollAt(Date.now() + Math.max(0, due - services.now()))
+          // A row already due that this claim did not get is locked by another claimer: look again
+          // shortly rather than spin.
+          if (due !== null) pollAt(Date.now() + Math.max(MIN_LOOK_AHEAD_MS, due - services.now()))
         }
       } while (pollAgain && !draining)
     }
