@@ -234,6 +234,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     }
   }
 
+  /**
+   * Makes timers this runner claimed but will not run due now, rather than a recovery interval
+   * ahead as the claim set them. Best effort: if it fails, the recovery interval still resumes them.
+   */
+  const makeDueAgain = (timers: readonly { routingKey: string; executionId: string }[]) =>
+    makeDueNow(internals.storage.db, internals.clock, timers).catch((error) =>
+      log.warn("could not make claimed timers due again", { error: String(error) }),
+    )
+
   const runExecution = async (owner: OwnerPlacement, executionId: string, guest = false) => {
     const entry: LiveRun & { readonly bucket: number; readonly owner: OwnerPlacement } = {
       control: undefined,
@@ -242,11 +251,12 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       owner,
     }
     live.set(executionId, entry)
+    // A guest's activation is its own, for all its passes: the owner is in another runner's bucket.
+    const guestActivation = guest ? new Activation(owner) : undefined
     let outcome: PassOutcome | undefined
     try {
       for (;;) {
-        // A guest's activation is its own: the owner belongs to another runner's bucket.
-        const activation = guest ? new Activation(owner) : activationOf(owner)
+        const activation = guestActivation ?? activationOf(owner)
         outcome = await runPass(
           services,
           owner,
@@ -277,11 +287,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
             log.info("write withheld: the bucket's lease lapsed", { executionId })
             // Its claim moved the timer a recovery interval ahead; whoever holds the bucket now
             // (this runner, once its heartbeat takes it back) resumes it at once instead.
-            await makeDueNow(internals.storage.db, internals.clock, [
-              { routingKey: owner.routingKey, executionId },
-            ]).catch((error) =>
-              log.warn("could not make an abandoned execution due", { error: String(error) }),
-            )
+            await makeDueAgain([{ routingKey: owner.routingKey, executionId }])
           } else log.debug("pass abandoned", { executionId, reason: outcome.reason })
         }
         if (
@@ -354,13 +360,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (guest && !row.wanted) {
       // The lease lapsed between the claim and now: hand the timer back rather than leave it a
       // recovery interval ahead, so whoever holds the bucket next resumes it at once.
-      track(
-        makeDueNow(internals.storage.db, internals.clock, [
-          { routingKey: row.routingKey, executionId: row.id },
-        ]).catch((error) =>
-          log.warn("could not hand back a claimed timer", { error: String(error) }),
-        ),
-      )
+      track(makeDueAgain([{ routingKey: row.routingKey, executionId: row.id }]))
       return
     }
     const existing = live.get(row.id)
@@ -504,9 +504,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     for (const run of live.values()) run.control?.abandon("runner draining")
     while (running.size > 0) await Promise.allSettled([...running])
     // Their claims moved their timers a recovery interval ahead; whoever takes over starts now.
-    await makeDueNow(internals.storage.db, internals.clock, abandoned).catch((error) =>
-      log.warn("could not make abandoned executions due", { error: String(error) }),
-    )
+    await makeDueAgain(abandoned)
     await leases!.release()
     // Other runners take the buckets now rather than at their next heartbeat.
     if (internals.storage.backend === "postgres") {
