@@ -175,9 +175,20 @@ describeEachBackend("corrupted storage", (backend) => {
     const run = await client.heed.start("event")
     const healthy = await client.heed.start("event-healthy")
     await runUntilIdle(akter, runner)
-    const { sequence } = await client.emit("event", "Note", { text: "soon garbage" })
-    await sql`UPDATE akter.events SET payload = ${GARBAGE.notJson}
-      WHERE owner_id = 'event' AND sequence = ${sequence}`.execute(db())
+    // The payload is damaged as it is stored: a runner woken by the emit never sees it whole.
+    await sql`CREATE FUNCTION akter_test_damage_event() RETURNS trigger AS $$
+      BEGIN NEW.payload := ${sql.lit(`\\x${GARBAGE.notJson.toString("hex")}`)}::bytea; RETURN NEW; END
+      $$ LANGUAGE plpgsql`.execute(db())
+    await sql`CREATE TRIGGER akter_test_damage_event BEFORE INSERT ON akter.events
+      FOR EACH ROW WHEN (NEW.owner_id = 'event') EXECUTE FUNCTION akter_test_damage_event()`.execute(
+      db(),
+    )
+    try {
+      await client.emit("event", "Note", { text: "soon garbage" })
+    } finally {
+      await sql`DROP TRIGGER akter_test_damage_event ON akter.events`.execute(db())
+      await sql`DROP FUNCTION akter_test_damage_event()`.execute(db())
+    }
     await client.emit("event-healthy", "Note", { text: "fine" })
     await runUntilIdle(akter, runner)
     await expectDefect(run, /stored value is corrupt: not JSON/)
