@@ -97,7 +97,10 @@ export const createAkter = async (options: AkterOptions = {}): Promise<Akter> =>
     const listenForResults = () => {
       if (storage.backend !== "postgres") return Promise.resolve()
       listening ??= storage
-        .listen(FINISHED_CHANNEL, (executionId) => wakeups.announceFinished(executionId))
+        .listen(FINISHED_CHANNEL, (executionId) => {
+          // A pass of this process announces its own finish, with the result.
+          if (!wakeups.passRunsHere(executionId)) wakeups.announceFinished(executionId)
+        })
         .then((stop) => {
           onClose.add(stop)
         })

@@ -121,8 +121,9 @@ const POLL_MAX_MS = 1000
 
 /**
  * Waits for the execution's result: woken at once when a runner in this process (or, on Postgres,
- * any process) finishes it, and polling with backoff as the fallback. An unknown id keeps waiting —
- * its start may not have committed yet — until the timeout.
+ * any process) finishes it, and polling with backoff as the fallback. While a pass of this process
+ * runs the execution, its finish hands the result over and nothing is read. An unknown id keeps
+ * waiting — its start may not have committed yet — until the timeout.
  */
 export const awaitResult = async (
   internals: AkterInternals,
@@ -132,24 +133,39 @@ export const awaitResult = async (
 ): Promise<ExecutionResult<unknown, unknown>> => {
   await internals.listenForResults()
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
+  let announced: Buffer | undefined
+  let signalled = false
   let wake: (() => void) | undefined
-  const stop = internals.wakeups.onFinished(execution.executionId, () => wake?.())
+  const stop = internals.wakeups.onFinished(execution.executionId, (result) => {
+    announced ??= result
+    signalled = true
+    wake?.()
+  })
+  // Registered first, then asked: a pass ending after this line is heard by the listener.
+  let read = !internals.wakeups.passRunsHere(execution.executionId)
   try {
     let delay = POLL_FIRST_MS
     for (;;) {
-      const status = await readStatus(internals, workflow, execution)
-      if (status.status === "finished") return status.result
+      if (announced !== undefined) return decodeResult(workflow, announced)
+      if (read) {
+        const status = await readStatus(internals, workflow, execution)
+        if (status.status === "finished") return status.result
+      }
+      read = true
       const remaining = deadline - Date.now()
       if (remaining <= 0) throw new ResultTimeout(execution.executionId, timeoutMs ?? 0)
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(delay, remaining))
-        wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-      wake = undefined
-      delay = Math.min(delay * 2, POLL_MAX_MS)
+      if (!signalled) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.min(delay, remaining))
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+        })
+        wake = undefined
+        delay = Math.min(delay * 2, POLL_MAX_MS)
+      }
+      signalled = false
     }
   } finally {
     stop()

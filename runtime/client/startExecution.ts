@@ -8,7 +8,11 @@ import type { AkterInternals } from "../akter.js"
 import { faultPoint } from "../faults.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { insertExecutionParts } from "../engine/executionStore.js"
+import {
+  insertExecutionParts,
+  startedSnapshot,
+  type NewExecution,
+} from "../engine/executionStore.js"
 import { insertMarkersPart } from "../engine/stepStore.js"
 import { armTimerPart } from "../outbox/outboxStore.js"
 import { WAKE_CHANNEL } from "../outbox/wakeups.js"
@@ -25,6 +29,25 @@ export interface StartRequest {
   readonly caller: string
 }
 
+/** The markers a start records: each declared marker at its current value. */
+const startMarkers = (workflow: WorkflowRegistration): Record<string, number> => {
+  const markers: Record<string, number> = {}
+  for (const [name, range] of Object.entries(workflow.canonical.versions)) {
+    markers[name] = range.current
+  }
+  return markers
+}
+
+const newExecutionOf = (request: StartRequest): NewExecution => ({
+  owner: request.owner,
+  executionId: request.executionId,
+  workflow: request.workflow.name,
+  key: request.key,
+  manifestHash: request.workflow.hashes.compatibility,
+  input: request.input,
+  caller: request.caller,
+})
+
 /** The parts of a start statement, and the name of the part that inserted the execution. */
 export const startParts = (
   internals: AkterInternals,
@@ -33,20 +56,9 @@ export const startParts = (
   handedOver?: { readonly recoveryMs: number },
 ): { readonly parts: readonly StatementPart[]; readonly inserted: string } => {
   const { clock } = internals
-  const { parts, inserted } = insertExecutionParts(clock, {
-    owner: request.owner,
-    executionId: request.executionId,
-    workflow: request.workflow.name,
-    key: request.key,
-    manifestHash: request.workflow.hashes.compatibility,
-    input: request.input,
-    caller: request.caller,
-  })
+  const { parts, inserted } = insertExecutionParts(clock, newExecutionOf(request))
   const created = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(inserted)})`
-  const markers: Record<string, number> = {}
-  for (const [name, range] of Object.entries(request.workflow.canonical.versions)) {
-    markers[name] = range.current
-  }
+  const markers = startMarkers(request.workflow)
   return {
     inserted,
     parts: [
@@ -80,17 +92,27 @@ export const startParts = (
   }
 }
 
-/** The final select of a start: whether it created the execution, and the wake-up of other processes. */
+/**
+ * The final select of a start: whether it created the execution, and the wake-up of other
+ * processes; when handed over, what the start recorded that the runner's first pass needs.
+ */
 export const startSelect = (
   internals: AkterInternals,
   owner: OwnerPlacement,
   inserted: string,
   handedOver = false,
-) =>
-  internals.storage.backend === "postgres" && !handedOver
-    ? sql`${countOf(inserted)} AS created,
+) => {
+  const created = sql`${countOf(inserted)} AS created`
+  if (handedOver) {
+    return sql`${created},
+      (SELECT event_cursor FROM ${sql.id(inserted)}) AS event_cursor,
+      (SELECT started_at_ms FROM ${sql.id(inserted)}) AS started_at_ms`
+  }
+  return internals.storage.backend === "postgres"
+    ? sql`${created},
         (SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) FROM ${sql.id(inserted)}) AS notified`
-    : sql`${countOf(inserted)} AS created`
+    : created
+}
 
 /**
  * Starts (or attaches to) an execution in one statement. A runner of this process that serves the
@@ -110,10 +132,18 @@ export const startExecution = async (
     startSelect(internals, owner, inserted, handover !== undefined),
   ).execute(internals.storage.db)
   faultPoint("start.after")
-  const created = rows[0]?.["created"] === 1
-  if (!created) return false
+  const row = rows[0]
+  if (row?.["created"] !== 1) return false
   if (handover === undefined) internals.wakeups.wakeBucket(owner.bucket)
-  else if (!handover.acceptor.accept(owner, executionId, workflow.name)) {
+  else if (
+    !handover.acceptor.accept(
+      owner,
+      startedSnapshot(newExecutionOf(request), startMarkers(workflow), {
+        eventCursor: Number(row["event_cursor"]),
+        startedAtMs: Number(row["started_at_ms"]),
+      }),
+    )
+  ) {
     // The runner stopped taking work meanwhile: make the timer due for whoever serves the bucket.
     await composeStatement(
       [armTimerPart(internals.clock, owner, executionId, "now", { when: sql`true` })],

@@ -8,6 +8,7 @@ import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
 import { FENCE } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
+import type { StepRow } from "./stepStore.js"
 
 export interface ExecutionRow {
   readonly execution_id: string
@@ -27,6 +28,12 @@ export interface ExecutionRow {
   readonly finished_at_ms: number | null
   /** The pokes its timer counted when the row was read (0 without a timer). */
   readonly pokes: number
+}
+
+/** What a pass reads before it replays: the execution's row and its recorded steps. */
+export interface ExecutionSnapshot {
+  readonly execution: ExecutionRow
+  readonly steps: readonly StepRow[]
 }
 
 export interface NewExecution {
@@ -79,10 +86,53 @@ export const insertExecutionParts = (
         COALESCE((SELECT max(event_sequence) FROM ${sql.id(sequence.name)}), 0), 'running',
         ${nowMs(clock)}
       ON CONFLICT (routing_key, execution_id) DO NOTHING
-      RETURNING 1 AS inserted`,
+      RETURNING event_cursor, started_at_ms`,
   )
   return { parts: [created, sequence, inserted], inserted: inserted.name }
 }
+
+/**
+ * The snapshot a read right after a start's commit would return: the execution as inserted, its
+ * markers as the only steps, and its timer not yet poked.
+ */
+export const startedSnapshot = (
+  execution: NewExecution,
+  markers: Readonly<Record<string, number>>,
+  recorded: { readonly eventCursor: number; readonly startedAtMs: number },
+): ExecutionSnapshot => ({
+  execution: {
+    execution_id: execution.executionId,
+    tenant: execution.owner.tenant,
+    owner_type: execution.owner.ownerType,
+    owner_id: execution.owner.ownerId,
+    workflow: execution.workflow,
+    execution_key: execution.key,
+    manifest_hash: execution.manifestHash,
+    input: execution.input,
+    caller: execution.caller,
+    event_cursor: recorded.eventCursor,
+    status: "running",
+    interrupt: false,
+    result: null,
+    started_at_ms: recorded.startedAtMs,
+    finished_at_ms: null,
+    pokes: 0,
+  },
+  steps: Object.entries(markers).map(([step, version]) => ({
+    step,
+    attempt: 0,
+    kind: "version",
+    exit: null,
+    due_at_ms: null,
+    wait_event: null,
+    wait_after: null,
+    scanned: null,
+    matched: null,
+    version,
+    started_at_ms: recorded.startedAtMs,
+    settled_at_ms: null,
+  })),
+})
 
 export const readExecution = async (
   db: Queryable,

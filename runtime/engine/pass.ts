@@ -24,7 +24,12 @@ import { decodeJson, encodeJson } from "../storage/codec.js"
 import { readManifest, recordStartManifestPart } from "../storage/manifestStore.js"
 import type { Logger } from "../log.js"
 import { traced } from "../tracing.js"
-import { finishExecutionPart, readExecution, readExecutionState } from "./executionStore.js"
+import {
+  finishExecutionPart,
+  readExecution,
+  readExecutionState,
+  type ExecutionSnapshot,
+} from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
 import { PassWriter } from "./passWriter.js"
 import { describeCause } from "./describeDefect.js"
@@ -105,12 +110,17 @@ export const runPass = async (
   executionId: string,
   activation: Activation,
   control: (control: PassControl) => void,
-  /**
-   * A guest pass runs an execution outside the runner's buckets (its timer wanted this runner's
-   * manifest): it holds no lease to lose, and the fence alone keeps its writes safe.
-   */
-  guest = false,
+  options: {
+    /**
+     * A guest pass runs an execution outside the runner's buckets (its timer wanted this runner's
+     * manifest): it holds no lease to lose, and the fence alone keeps its writes safe.
+     */
+    readonly guest?: boolean
+    /** The execution as its start just recorded it, instead of reading it. */
+    readonly snapshot?: ExecutionSnapshot
+  } = {},
 ): Promise<PassOutcome> => {
+  const guest = options.guest === true
   const { internals, log } = services
   const { db } = internals.storage
   let woken = false
@@ -126,10 +136,13 @@ export const runPass = async (
       live?.abandon(reason)
     },
   })
-  const [execution, rows] = await Promise.all([
-    readExecution(db, owner.routingKey, executionId),
-    readSteps(db, owner.routingKey, executionId),
-  ])
+  const [execution, rows] =
+    options.snapshot === undefined
+      ? await Promise.all([
+          readExecution(db, owner.routingKey, executionId),
+          readSteps(db, owner.routingKey, executionId),
+        ])
+      : [options.snapshot.execution, options.snapshot.steps]
   if (execution === undefined || execution.status === "finished") return { kind: "finished" }
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
@@ -320,12 +333,8 @@ const finish = async (
   result: RecordedExit | { readonly _tag: "Interrupt" },
 ): Promise<PassOutcome> => {
   const { internals } = services
-  const finished = finishExecutionPart(
-    internals.clock,
-    state.routingKey,
-    state.executionId,
-    encodeJson(result),
-  )
+  const stored = encodeJson(result)
+  const finished = finishExecutionPart(internals.clock, state.routingKey, state.executionId, stored)
   const when = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(finished.name)})`
   try {
     await state.writer.write("finish", {
@@ -344,7 +353,7 @@ const finish = async (
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
-  internals.wakeups.announceFinished(state.executionId)
+  internals.wakeups.announceFinished(state.executionId, stored)
   return { kind: "finished" }
 }
 

@@ -6,6 +6,7 @@
  * on PGlite, where there are no other processes).
  */
 
+import type { ExecutionSnapshot } from "../engine/executionStore.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 export const WAKE_CHANNEL = "akter_wake"
@@ -22,15 +23,26 @@ type Listener<A> = (value: A) => void
 export interface StartAcceptor {
   /** The recovery interval to arm the timer with, if this runner would take the execution now. */
   readiness(bucket: number, ownerType: string, workflow: string): number | undefined
-  /** Takes the execution; false if it no longer can (the start then makes the timer due). */
-  accept(owner: OwnerPlacement, executionId: string, workflow: string): boolean
+  /**
+   * Takes the execution, with what its start just recorded (so its first pass reads nothing);
+   * false if it no longer can (the start then makes the timer due).
+   */
+  accept(owner: OwnerPlacement, snapshot: ExecutionSnapshot): boolean
 }
+
+/**
+ * Told when an execution's result is known in this process: the encoded result when a pass here
+ * recorded it, nothing when it finished elsewhere (or a pass here ended without finishing it) and
+ * the listener has to read it.
+ */
+type FinishedListener = (result?: Buffer) => void
 
 export class Wakeups {
   private readonly bucketListeners = new Set<Listener<number>>()
   private readonly leaseListeners = new Set<() => void>()
   private readonly acceptors = new Set<StartAcceptor>()
-  private readonly finishedListeners = new Map<string, Set<() => void>>()
+  private readonly finishedListeners = new Map<string, Set<FinishedListener>>()
+  private readonly passesHere = new Map<string, number>()
 
   onBucket(listener: Listener<number>): () => void {
     this.bucketListeners.add(listener)
@@ -69,7 +81,7 @@ export class Wakeups {
     for (const listener of this.leaseListeners) listener()
   }
 
-  onFinished(executionId: string, listener: () => void): () => void {
+  onFinished(executionId: string, listener: FinishedListener): () => void {
     let listeners = this.finishedListeners.get(executionId)
     if (listeners === undefined) {
       listeners = new Set()
@@ -82,8 +94,30 @@ export class Wakeups {
     }
   }
 
-  announceFinished(executionId: string): void {
-    for (const listener of this.finishedListeners.get(executionId) ?? []) listener()
+  /** `result`: the encoded result a pass of this process just committed. */
+  announceFinished(executionId: string, result?: Buffer): void {
+    for (const listener of this.finishedListeners.get(executionId) ?? []) listener(result)
+  }
+
+  /**
+   * A pass of this process runs the execution: until `passEnded`, its finish is announced here
+   * with the result, so a caller awaiting it need not read the database.
+   */
+  passStarted(executionId: string): void {
+    this.passesHere.set(executionId, (this.passesHere.get(executionId) ?? 0) + 1)
+  }
+
+  /** Callers still waiting read the database from now on: the pass may have left it unfinished. */
+  passEnded(executionId: string): void {
+    const count = (this.passesHere.get(executionId) ?? 0) - 1
+    if (count > 0) this.passesHere.set(executionId, count)
+    else this.passesHere.delete(executionId)
+    this.announceFinished(executionId)
+  }
+
+  /** Whether a pass of this process runs the execution and will announce its finish here. */
+  passRunsHere(executionId: string): boolean {
+    return this.passesHere.has(executionId)
   }
 
   get awaitingResults(): number {

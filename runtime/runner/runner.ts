@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto"
 import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
+import type { ExecutionSnapshot } from "../engine/executionStore.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
@@ -243,7 +244,13 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       log.warn("could not make claimed timers due again", { error: String(error) }),
     )
 
-  const runExecution = async (owner: OwnerPlacement, executionId: string, guest = false) => {
+  const runExecution = async (
+    owner: OwnerPlacement,
+    executionId: string,
+    guest = false,
+    /** What the start that handed the execution over recorded: its first pass reads nothing. */
+    started?: ExecutionSnapshot,
+  ) => {
     const entry: LiveRun & { readonly bucket: number; readonly owner: OwnerPlacement } = {
       control: undefined,
       rerun: false,
@@ -251,9 +258,11 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       owner,
     }
     live.set(executionId, entry)
+    internals.wakeups.passStarted(executionId)
     // A guest's activation is its own, for all its passes: the owner is in another runner's bucket.
     const guestActivation = guest ? new Activation(owner) : undefined
     let outcome: PassOutcome | undefined
+    let snapshot = started
     try {
       for (;;) {
         const activation = guestActivation ?? activationOf(owner)
@@ -265,8 +274,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
           (control) => {
             entry.control = control
           },
-          guest,
+          { guest, ...(snapshot === undefined ? {} : { snapshot }) },
         )
+        snapshot = undefined
         if (outcome.kind === "incompatible" && !served.includes(outcome.manifestHash)) {
           // Leave it to a runner of the manifest it needs, wherever its bucket is.
           await markWanted(
@@ -304,6 +314,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       log.error("pass failed; its timer resumes it", { executionId, error: String(error) })
     } finally {
       live.delete(executionId)
+      internals.wakeups.passEnded(executionId)
     }
     if (outcome?.kind === "suspended" && outcome.dueAtMs !== null) {
       pollAt(Date.now() + Math.max(0, outcome.dueAtMs - services.now()))
@@ -447,9 +458,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       : undefined
   const stopTakingStarts = internals.wakeups.onStart({
     readiness,
-    accept: (owner, executionId, workflow) => {
+    accept: (owner, started) => {
+      const { execution_id: executionId, workflow } = started.execution
       if (readiness(owner.bucket, owner.ownerType, workflow) === undefined) return false
-      if (!live.has(executionId)) track(runExecution(owner, executionId))
+      if (!live.has(executionId)) track(runExecution(owner, executionId, false, started))
       return true
     },
   })

@@ -302,6 +302,33 @@ describeEachBackend("engine", (backend) => {
       })
     })
 
+    it("runs a start handed to this process's runner on one statement per write: its pass reads nothing, its result is handed over", async () => {
+      const runner = await startRunner({
+        akter,
+        workflows: probe.workflows,
+        pollMs: 60_000,
+        leaseMs: 120_000,
+        heartbeatMs: 60_000,
+      })
+      try {
+        await runUntilIdle(akter, runner)
+        const counters = internalsOf(akter).storage.counters
+        const before = counters.statements
+        const owner = newOwner()
+        const run = await client.quick.start(owner, { id: "counted" })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { id: "counted" },
+        })
+        // The start; the activation with the pending activity; its settle with the finish.
+        expect(counters.statements - before).toBe(3)
+        expect(probe.runs.of(owner, "touch")).toBe(1)
+        expect((await executionRow(run.executionId))?.status).toBe("finished")
+      } finally {
+        await runner.close()
+      }
+    })
+
     it("runs the body once for two concurrent starts with one key", async () => {
       const owner = newOwner()
       await withRunner(async (runner) => {
