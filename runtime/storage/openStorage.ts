@@ -4,7 +4,6 @@
  * node-postgres adapter, with a pool of one connection because PGlite is a single session — so
  * every query, transaction and type parser is the same code on both backends.
  */
-import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { PGlite } from "@electric-sql/pglite"
 import { createPgConfig } from "@electric-sql/pglite/node-postgres"
@@ -81,11 +80,11 @@ const PART_NAME = /"([a-z_]+?)_(\d+)"/g
 
 /**
  * The statement's text with its part names numbered from 1 in order of appearance, so that every
- * statement of one shape has one text, and the name of its prepared statement.
+ * statement of one shape has one text.
  */
-const preparedForm = (text: string): { name: string; text: string } => {
+const shapeOf = (text: string): string => {
   const renamed = new Map<string, string>()
-  const shaped = text.replace(PART_NAME, (whole, prefix: string) => {
+  return text.replace(PART_NAME, (whole, prefix: string) => {
     let name = renamed.get(whole)
     if (name === undefined) {
       name = `"${prefix}_${renamed.size + 1}"`
@@ -93,23 +92,33 @@ const preparedForm = (text: string): { name: string; text: string } => {
     }
     return name
   })
-  return { name: `akter_${createHash("sha1").update(shaped).digest("base64url")}`, text: shaped }
 }
 
 /**
  * Sends every parameterized statement as a named prepared statement: Postgres parses and plans a
  * statement shape once per connection rather than on every call (akter's writes are large CTE
  * statements, whose planning was a large share of the server's time per step). The first use of a
- * shape on a connection costs no extra round trip.
+ * shape on a connection costs no extra round trip. A shape's name is the order in which this
+ * process first sent it, the same on every connection of the pool.
  */
 const prepareStatements = (pool: pg.Pool) => {
+  const names = new Map<string, string>()
+  const nameOf = (shape: string) => {
+    let name = names.get(shape)
+    if (name === undefined) {
+      name = `akter_${names.size + 1}`
+      names.set(shape, name)
+    }
+    return name
+  }
   pool.on("connect", (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
     ;(client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args) => {
       const [text, values] = args
       const prepared =
         args.length === 2 && typeof text === "string" && Array.isArray(values) && values.length > 0
-      const forwarded = prepared ? [{ ...preparedForm(text), values }] : args
+      const shape = prepared ? shapeOf(text) : undefined
+      const forwarded = shape === undefined ? args : [{ name: nameOf(shape), text: shape, values }]
       return query(...forwarded)
     }
   })
