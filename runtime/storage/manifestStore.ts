@@ -8,6 +8,18 @@ import { canonicalJson } from "../model/canonicalJson.js"
 import type { Queryable } from "./database.js"
 import { part, type StatementPart } from "./statementParts.js"
 
+/** A workflow's manifest as stored: printed once per manifest, not on every start. */
+const storedForms = new WeakMap<CanonicalWorkflow, string>()
+
+const storedForm = (workflow: CanonicalWorkflow): string => {
+  let form = storedForms.get(workflow)
+  if (form === undefined) {
+    form = canonicalJson(workflow)
+    storedForms.set(workflow, form)
+  }
+  return form
+}
+
 /**
  * Stores the manifest an execution starts under (accepted time 0 unless a runner accepted it), so a
  * runner of another deployment can judge the execution. `when` conditions it on another part of the
@@ -21,7 +33,7 @@ export const recordStartManifestPart = (
   part(
     "manifest",
     () => sql`INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
-      SELECT ${workflow.owner}, ${workflow.workflow}, ${hash}, ${canonicalJson(workflow)}::jsonb, 0
+      SELECT ${workflow.owner}, ${workflow.workflow}, ${hash}, ${storedForm(workflow)}::jsonb, 0
       WHERE ${when}
       ON CONFLICT DO NOTHING
       RETURNING manifest_hash`,
