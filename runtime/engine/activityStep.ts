@@ -61,7 +61,8 @@ const runAttempt = (
   const { state } = env
   const what = `activity ${step}`
   const expiresAt = startedAtMs + env.idempotencyWindowMs
-  const controller = new AbortController()
+  // Made when the activity first looks at its signal: most never do.
+  let controller: AbortController | undefined
   const context: ActivityContext = {
     executionId: state.executionId,
     ownerId: state.owner.ownerId,
@@ -69,7 +70,10 @@ const runAttempt = (
     step,
     attempt,
     caller: state.caller,
-    signal: controller.signal,
+    get signal() {
+      controller ??= new AbortController()
+      return controller.signal
+    },
     idempotencyKey: () => {
       if (env.now() >= expiresAt) throw new ActivityOutcomeUnknown(state.executionId, step, attempt)
       return idempotencyKeyOf(state.executionId, step, attempt, startedAtMs)
@@ -100,7 +104,7 @@ const runAttempt = (
           }),
         )
   return Effect.exit(bounded).pipe(
-    Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
+    Effect.onInterrupt(() => Effect.sync(() => controller?.abort())),
     Effect.map((exit) => {
       const recorded = recordableExit(what, types, exit, env.internals.maxPayloadBytes)
       if (recorded === undefined) return undefined
@@ -205,6 +209,12 @@ export const activityStep =
           due_at_ms: retryAtMs ?? null,
           settled_at_ms: env.now(),
         })
-        if (!retry) return yield* replayExit(what, registration, types, outcome.exit)
+        if (!retry) {
+          // A fresh success was decoded to its declared type as it was recorded: no second decode.
+          if (outcome.exit._tag === "Success") {
+            return types.output === null ? undefined : outcome.exit.value
+          }
+          return yield* replayExit(what, registration, types, outcome.exit)
+        }
       }
     })
