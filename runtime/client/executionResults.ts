@@ -11,7 +11,7 @@ import { isStoredResult } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { schemaOf } from "../model/schemaOf.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
-import { readExecutionState } from "../engine/executionStore.js"
+import { readExecutionState, readExecutionStateAwaiting } from "../engine/executionStore.js"
 import { decodeJson } from "../storage/codec.js"
 import type { ExecutionResult, ExecutionStatus } from "./clientApi.js"
 
@@ -96,12 +96,15 @@ export const readStatus = async (
   internals: AkterInternals,
   workflow: WorkflowRegistration,
   execution: ResolvedExecution,
+  /** The caller waits for the result once read: an unfinished execution is marked awaited. */
+  options: { readonly awaiting?: boolean } = {},
 ): Promise<ExecutionStatus<unknown, unknown>> => {
-  const state = await readExecutionState(
-    internals.storage.db,
-    execution.owner.routingKey,
-    execution.executionId,
-  )
+  // Notifications exist on Postgres only; on PGlite every runner is in this process.
+  const read =
+    options.awaiting === true && internals.storage.backend === "postgres"
+      ? readExecutionStateAwaiting
+      : readExecutionState
+  const state = await read(internals.storage.db, execution.owner.routingKey, execution.executionId)
   if (state === undefined) return { status: "unknown" }
   if (state.status === "finished" && state.result !== null) {
     return { status: "finished", result: decodeResult(workflow, state.result) }
@@ -148,7 +151,7 @@ export const awaitResult = async (
     for (;;) {
       if (announced !== undefined) return decodeResult(workflow, announced)
       if (read) {
-        const status = await readStatus(internals, workflow, execution)
+        const status = await readStatus(internals, workflow, execution, { awaiting: true })
         if (status.status === "finished") return status.result
       }
       read = true

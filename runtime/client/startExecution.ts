@@ -38,7 +38,7 @@ const startMarkers = (workflow: WorkflowRegistration): Record<string, number> =>
   return markers
 }
 
-const newExecutionOf = (request: StartRequest): NewExecution => ({
+const newExecutionOf = (request: StartRequest, awaited: boolean): NewExecution => ({
   owner: request.owner,
   executionId: request.executionId,
   workflow: request.workflow.name,
@@ -46,17 +46,27 @@ const newExecutionOf = (request: StartRequest): NewExecution => ({
   manifestHash: request.workflow.hashes.compatibility,
   input: request.input,
   caller: request.caller,
+  awaited,
 })
 
 /** The parts of a start statement, and the name of the part that inserted the execution. */
 export const startParts = (
   internals: AkterInternals,
   request: StartRequest,
-  /** A runner of this process takes the execution: the timer is armed as its claim would have. */
-  handedOver?: { readonly recoveryMs: number },
+  how: {
+    /** A runner of this process takes the execution: the timer is armed as its claim would have. */
+    readonly handedOver?: { readonly recoveryMs: number }
+    /**
+     * Its caller may wait for the result in this process while a runner elsewhere runs it, so the
+     * finish must notify. A start handed over is told of its finish directly, and a relayed start
+     * has no caller waiting yet (whoever waits later marks it).
+     */
+    readonly awaited: boolean
+  },
 ): { readonly parts: readonly StatementPart[]; readonly inserted: string } => {
   const { clock } = internals
-  const { parts, inserted } = insertExecutionParts(clock, newExecutionOf(request))
+  const { handedOver } = how
+  const { parts, inserted } = insertExecutionParts(clock, newExecutionOf(request, how.awaited))
   const created = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(inserted)})`
   const markers = startMarkers(request.workflow)
   return {
@@ -125,7 +135,10 @@ export const startExecution = async (
 ): Promise<boolean> => {
   const { owner, workflow, executionId } = request
   const handover = internals.wakeups.acceptorFor(owner.bucket, workflow.owner, workflow.name)
-  const { parts, inserted } = startParts(internals, request, handover)
+  const { parts, inserted } = startParts(internals, request, {
+    ...(handover === undefined ? {} : { handedOver: handover }),
+    awaited: handover === undefined,
+  })
   faultPoint("start.before")
   const { rows } = await composeStatement(
     parts,
@@ -138,7 +151,7 @@ export const startExecution = async (
   else if (
     !handover.acceptor.accept(
       owner,
-      startedSnapshot(newExecutionOf(request), startMarkers(workflow), {
+      startedSnapshot(newExecutionOf(request, false), startMarkers(workflow), {
         eventCursor: Number(row["event_cursor"]),
         startedAtMs: Number(row["started_at_ms"]),
       }),

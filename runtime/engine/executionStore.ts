@@ -44,6 +44,8 @@ export interface NewExecution {
   readonly manifestHash: string
   readonly input: Buffer
   readonly caller: string
+  /** Its caller may await the result in a process that does not run it: the finish notifies. */
+  readonly awaited: boolean
 }
 
 /**
@@ -79,12 +81,12 @@ export const insertExecutionParts = (
     "inserted",
     () => sql`INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
         owner_id, workflow, execution_key, manifest_hash, input, caller, event_cursor, status,
-        started_at_ms)
+        started_at_ms, awaited)
       SELECT ${owner.routingKey}::bigint, ${execution.executionId}, ${owner.bucket}, ${owner.tenant},
         ${owner.ownerType}, ${owner.ownerId}, ${execution.workflow}, ${execution.key},
         ${execution.manifestHash}, ${execution.input}, ${execution.caller},
         COALESCE((SELECT max(event_sequence) FROM ${sql.id(sequence.name)}), 0), 'running',
-        ${nowMs(clock)}
+        ${nowMs(clock)}, ${execution.awaited}
       ON CONFLICT (routing_key, execution_id) DO NOTHING
       RETURNING event_cursor, started_at_ms`,
   )
@@ -194,6 +196,25 @@ export const readExecutionState = async (
     .executeTakeFirst()
 
 /**
+ * Reads the execution for a caller about to wait for its result, and marks it awaited if it is
+ * not finished, so that its finish notifies. Marking writes only the first time.
+ */
+export const readExecutionStateAwaiting = async (
+  db: Queryable,
+  routingKey: string,
+  executionId: string,
+): Promise<ExecutionState | undefined> => {
+  const { rows } = await sql<ExecutionState>`WITH awaiting AS (
+      UPDATE akter.executions SET awaited = true
+      WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
+        AND status <> 'finished' AND NOT awaited
+      RETURNING 1)
+    SELECT status, interrupt, result FROM akter.executions
+    WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}`.execute(db)
+  return rows[0]
+}
+
+/**
  * What a pass changes on its execution's row, merged into one update per statement (a row may be
  * changed only once per statement).
  */
@@ -235,7 +256,8 @@ export const executionPatchPart = (
 
 /**
  * Records the result. Exactly one terminal result is recorded: the update matches only while the
- * execution is not finished, and the steps and the timer are deleted only when it matched.
+ * execution is not finished, and the steps and the timer are deleted only when it matched. Returns
+ * (`awaited`) whether a caller elsewhere waits for the result.
  */
 export const finishExecutionPart = (
   clock: DatabaseClock,
@@ -249,7 +271,7 @@ export const finishExecutionPart = (
       SET status = 'finished', result = ${result}, finished_at_ms = ${nowMs(clock)}
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished' AND EXISTS (SELECT 1 FROM ${sql.id(FENCE)})
-      RETURNING 1 AS finished`,
+      RETURNING awaited`,
   )
 
 /**

@@ -347,7 +347,8 @@ const finish = async (
       // Callers awaiting the result in other processes hear of it at once (Postgres).
       select:
         internals.storage.backend === "postgres"
-          ? sql`(SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId}) FROM ${sql.id(finished.name)}) AS notified`
+          ? sql`(SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId})
+              FROM ${sql.id(finished.name)} WHERE awaited) AS notified`
           : sql`true AS notified`,
     })
   } catch (error) {

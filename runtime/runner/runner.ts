@@ -339,14 +339,18 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     const placement = placeOwner(owner)
     faultPoint("relay.before")
     // The start and the removal of the staged row commit together: relayed exactly once.
-    const { parts, inserted } = startParts(internals, {
-      owner: placement,
-      workflow,
-      executionId: staged.executionId,
-      key: staged.key,
-      input: encodeJson(staged.input),
-      caller: JSON.stringify(staged.caller),
-    })
+    const { parts, inserted } = startParts(
+      internals,
+      {
+        owner: placement,
+        workflow,
+        executionId: staged.executionId,
+        key: staged.key,
+        input: encodeJson(staged.input),
+        caller: JSON.stringify(staged.caller),
+      },
+      { awaited: false },
+    )
     await composeStatement(
       [...parts, deleteClaimedPart(row)],
       startSelect(internals, placement, inserted),

@@ -54,6 +54,8 @@ export interface ExecutionsTable {
   result: Buffer | null
   started_at_ms: number
   finished_at_ms: number | null
+  /** A caller outside the runner's process awaits the result: the finish notifies. */
+  awaited: Generated<boolean>
 }
 
 export type StepKindColumn = "activity" | "sleep" | "wait" | "race" | "start" | "version"
