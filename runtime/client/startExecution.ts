@@ -1,7 +1,9 @@
 /**
  * The start: create the owner if new, insert the execution with its markers and start manifest,
  * arm its timer due now — one statement. Used by clients and by the relay of staged starts alike;
- * a second start of the same execution id attaches and writes nothing.
+ * a second start of the same execution id attaches and writes nothing. A runner of the starting
+ * process that serves the owner's bucket takes the start into the first write of the execution's
+ * pass instead: one statement fewer, and no claim.
  */
 import { sql } from "kysely"
 import type { AkterInternals } from "../akter.js"
@@ -10,8 +12,10 @@ import type { WorkflowRegistration } from "../model/registration.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import {
   insertExecutionParts,
-  startedSnapshot,
+  unstartedSnapshot,
   type NewExecution,
+  type StartOutcome,
+  type UnstartedExecution,
 } from "../engine/executionStore.js"
 import { insertMarkersPart } from "../engine/stepStore.js"
 import { armTimerPart } from "../outbox/outboxStore.js"
@@ -19,6 +23,7 @@ import { WAKE_CHANNEL } from "../outbox/wakeups.js"
 import { recordStartManifestPart } from "../storage/manifestStore.js"
 import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
 import { nowMs } from "../storage/clock.js"
+import { FENCE } from "../owners/fence.js"
 
 export interface StartRequest {
   readonly owner: OwnerPlacement
@@ -49,30 +54,48 @@ const newExecutionOf = (request: StartRequest, awaited: boolean): NewExecution =
   awaited,
 })
 
-/** The parts of a start statement, and the name of the part that inserted the execution. */
+/**
+ * The parts of a start statement, and the names of the parts that created the owner and inserted
+ * the execution. Those two come first in the statement; parts that refer to a fence (a folded
+ * start's timer) must follow the fence.
+ */
 export const startParts = (
   internals: AkterInternals,
   request: StartRequest,
   how: {
-    /** A runner of this process takes the execution: the timer is armed as its claim would have. */
-    readonly handedOver?: { readonly recoveryMs: number }
+    /**
+     * A runner of this process takes the execution in the statement's fence (a folded start): the
+     * timer is armed a recovery interval ahead as its claim would have, or due now if the fence
+     * found the owner taken, and a new owner is created activated.
+     */
+    readonly folded?: { readonly recoveryMs: number }
     /**
      * Its caller may wait for the result in this process while a runner elsewhere runs it, so the
-     * finish must notify. A start handed over is told of its finish directly, and a relayed start
-     * has no caller waiting yet (whoever waits later marks it).
+     * finish must notify. A folded start's caller is told of its finish directly, and a relayed
+     * start has no caller waiting yet (whoever waits later marks it).
      */
     readonly awaited: boolean
   },
-): { readonly parts: readonly StatementPart[]; readonly inserted: string } => {
+): {
+  readonly head: readonly StatementPart[]
+  readonly tail: readonly StatementPart[]
+  readonly inserted: string
+  readonly ownerCreated: string
+} => {
   const { clock } = internals
-  const { handedOver } = how
-  const { parts, inserted } = insertExecutionParts(clock, newExecutionOf(request, how.awaited))
+  const { folded } = how
+  const { parts, inserted, ownerCreated } = insertExecutionParts(
+    clock,
+    newExecutionOf(request, how.awaited),
+    folded !== undefined,
+  )
   const created = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(inserted)})`
   const markers = startMarkers(request.workflow)
   return {
     inserted,
-    parts: [
-      ...parts,
+    ownerCreated,
+    head: parts,
+    tail: [
       ...(Object.keys(markers).length === 0
         ? []
         : [
@@ -93,31 +116,19 @@ export const startParts = (
         clock,
         request.owner,
         request.executionId,
-        handedOver === undefined
+        folded === undefined
           ? "now"
-          : sql<number>`${nowMs(clock)} + ${handedOver.recoveryMs}::bigint`,
+          : sql<number>`CASE WHEN EXISTS (SELECT 1 FROM ${sql.id(FENCE)})
+              THEN ${nowMs(clock)} + ${folded.recoveryMs}::bigint ELSE ${nowMs(clock)} END`,
         { when: created },
       ),
     ],
   }
 }
 
-/**
- * The final select of a start: whether it created the execution, and the wake-up of other
- * processes; when handed over, what the start recorded that the runner's first pass needs.
- */
-export const startSelect = (
-  internals: AkterInternals,
-  owner: OwnerPlacement,
-  inserted: string,
-  handedOver = false,
-) => {
+/** The final select of a plain start: whether it created the execution, and the wake-up of other processes. */
+export const startSelect = (internals: AkterInternals, owner: OwnerPlacement, inserted: string) => {
   const created = sql`${countOf(inserted)} AS created`
-  if (handedOver) {
-    return sql`${created},
-      (SELECT event_cursor FROM ${sql.id(inserted)}) AS event_cursor,
-      (SELECT started_at_ms FROM ${sql.id(inserted)}) AS started_at_ms`
-  }
   return internals.storage.backend === "postgres"
     ? sql`${created},
         (SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) FROM ${sql.id(inserted)}) AS notified`
@@ -125,46 +136,60 @@ export const startSelect = (
 }
 
 /**
- * Starts (or attaches to) an execution in one statement. A runner of this process that serves the
- * bucket takes the new execution at once (no claim, no poll); otherwise runners are woken to claim
- * its timer, due now.
+ * The start as a runner of this process takes it: committed by the first write of the execution's
+ * pass, which tells `settled` what came of it.
+ */
+const unstartedExecution = (
+  internals: AkterInternals,
+  request: StartRequest,
+  recoveryMs: number,
+  settled: (outcome: StartOutcome) => void,
+): UnstartedExecution => {
+  const { head, tail, inserted, ownerCreated } = startParts(internals, request, {
+    folded: { recoveryMs },
+    awaited: false,
+  })
+  return {
+    snapshot: unstartedSnapshot(newExecutionOf(request, false), startMarkers(request.workflow)),
+    head,
+    tail,
+    names: { inserted, ownerCreated },
+    settled,
+  }
+}
+
+/**
+ * Starts (or attaches to) an execution. A runner of this process that serves the bucket takes it
+ * into its pass's first write (no claim, no poll, no statement of its own); otherwise it is one
+ * statement, and runners are woken to claim its timer, due now. Resolves `true` when it created
+ * the execution, `false` when it attached to an existing one.
  */
 export const startExecution = async (
   internals: AkterInternals,
   request: StartRequest,
 ): Promise<boolean> => {
-  const { owner, workflow, executionId } = request
-  const handover = internals.wakeups.acceptorFor(owner.bucket, workflow.owner, workflow.name)
-  const { parts, inserted } = startParts(internals, request, {
-    ...(handover === undefined ? {} : { handedOver: handover }),
-    awaited: handover === undefined,
-  })
+  const { owner, workflow } = request
+  const taker = internals.wakeups.acceptorFor(owner.bucket, workflow.owner, workflow.name)
+  if (taker !== undefined) {
+    let settle!: (outcome: StartOutcome) => void
+    const outcome = new Promise<StartOutcome>((resolve) => (settle = resolve))
+    if (
+      taker.acceptor.take(owner, unstartedExecution(internals, request, taker.recoveryMs, settle))
+    ) {
+      const taken = await outcome
+      if (taken !== "not-taken") return taken === "created"
+      // The pass ended before its first write committed (a drain, a lost lease, a failed write):
+      // nothing of the start was written, so it is started as if no runner were here.
+    }
+  }
+  const { head, tail, inserted } = startParts(internals, request, { awaited: true })
   faultPoint("start.before")
   const { rows } = await composeStatement(
-    parts,
-    startSelect(internals, owner, inserted, handover !== undefined),
+    [...head, ...tail],
+    startSelect(internals, owner, inserted),
   ).execute(internals.storage.db)
   faultPoint("start.after")
-  const row = rows[0]
-  if (row?.["created"] !== 1) return false
-  if (handover === undefined) internals.wakeups.wakeBucket(owner.bucket)
-  else if (
-    !handover.acceptor.accept(
-      owner,
-      startedSnapshot(newExecutionOf(request, false), startMarkers(workflow), {
-        eventCursor: Number(row["event_cursor"]),
-        startedAtMs: Number(row["started_at_ms"]),
-      }),
-    )
-  ) {
-    // The runner stopped taking work meanwhile: make the timer due for whoever serves the bucket.
-    await composeStatement(
-      [armTimerPart(internals.clock, owner, executionId, "now", { when: sql`true` })],
-      internals.storage.backend === "postgres"
-        ? sql`pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) AS notified`
-        : sql`true AS notified`,
-    ).execute(internals.storage.db)
-    internals.wakeups.wakeBucket(owner.bucket)
-  }
+  if (rows[0]?.["created"] !== 1) return false
+  internals.wakeups.wakeBucket(owner.bucket)
   return true
 }

@@ -6,7 +6,7 @@ import { sql } from "kysely"
 import type { ExecutionStatusColumn, Queryable } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
-import { FENCE } from "../owners/fence.js"
+import { FENCE, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { StepRow } from "./stepStore.js"
 
@@ -57,17 +57,28 @@ export interface NewExecution {
 export const insertExecutionParts = (
   clock: DatabaseClock,
   execution: NewExecution,
-): { readonly parts: readonly StatementPart[]; readonly inserted: string } => {
+  /**
+   * A runner of this process takes the execution in this statement: a new owner is created
+   * activated (generation 1), since the statement cannot advance a row it inserts itself.
+   */
+  activated = false,
+): {
+  readonly parts: readonly StatementPart[]
+  readonly inserted: string
+  /** Returns (`event_sequence`, `generation`) the owner it created, if it was new. */
+  readonly ownerCreated: string
+} => {
   const { owner } = execution
   const matchesOwner = sql`routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
     AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}`
   const created = part(
     "owner_created",
-    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms)
+    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms,
+        generation)
       VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
-        ${nowMs(clock)})
+        ${nowMs(clock)}, ${activated ? 1 : 0})
       ON CONFLICT DO NOTHING
-      RETURNING event_sequence`,
+      RETURNING event_sequence, generation`,
   )
   // A sibling part's insert is invisible to this statement's reads: take the sequence from either.
   // Neither has a row when a concurrent start created the owner after this statement's snapshot;
@@ -90,17 +101,43 @@ export const insertExecutionParts = (
       ON CONFLICT (routing_key, execution_id) DO NOTHING
       RETURNING event_cursor, started_at_ms`,
   )
-  return { parts: [created, sequence, inserted], inserted: inserted.name }
+  return {
+    parts: [created, sequence, inserted],
+    inserted: inserted.name,
+    ownerCreated: created.name,
+  }
+}
+
+/** What came of a start a runner took into its pass: the pass's first write commits it. */
+export type StartOutcome =
+  | "created"
+  /** The execution existed; nothing was written. */
+  | "attached"
+  /** The pass ended before its first write committed: nothing was written, the caller starts it. */
+  | "not-taken"
+
+/**
+ * A start a runner of the starting process takes: nothing is written yet; the first write of the
+ * execution's pass carries the start's parts (`head`, then its fence, then `tail`).
+ */
+export interface UnstartedExecution {
+  /** The execution as the start will record it; its event cursor and start time come with the write. */
+  readonly snapshot: ExecutionSnapshot
+  readonly head: readonly StatementPart[]
+  readonly tail: readonly StatementPart[]
+  readonly names: FoldedStart
+  /** Told once what came of the start. */
+  readonly settled: (outcome: StartOutcome) => void
 }
 
 /**
- * The snapshot a read right after a start's commit would return: the execution as inserted, its
- * markers as the only steps, and its timer not yet poked.
+ * The snapshot of an execution its start has not recorded yet: as the start will insert it, its
+ * markers the only steps, its timer not poked. The event cursor is unknown until the start commits
+ * (NaN, which no statement accepts).
  */
-export const startedSnapshot = (
+export const unstartedSnapshot = (
   execution: NewExecution,
   markers: Readonly<Record<string, number>>,
-  recorded: { readonly eventCursor: number; readonly startedAtMs: number },
 ): ExecutionSnapshot => ({
   execution: {
     execution_id: execution.executionId,
@@ -112,11 +149,11 @@ export const startedSnapshot = (
     manifest_hash: execution.manifestHash,
     input: execution.input,
     caller: execution.caller,
-    event_cursor: recorded.eventCursor,
+    event_cursor: Number.NaN,
     status: "running",
     interrupt: false,
     result: null,
-    started_at_ms: recorded.startedAtMs,
+    started_at_ms: Number.NaN,
     finished_at_ms: null,
     pokes: 0,
   },
@@ -131,7 +168,7 @@ export const startedSnapshot = (
     scanned: null,
     matched: null,
     version,
-    started_at_ms: recorded.startedAtMs,
+    started_at_ms: 0,
     settled_at_ms: null,
   })),
 })

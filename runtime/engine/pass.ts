@@ -28,7 +28,7 @@ import {
   finishExecutionPart,
   readExecution,
   readExecutionState,
-  type ExecutionSnapshot,
+  type UnstartedExecution,
 } from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
 import { PassWriter } from "./passWriter.js"
@@ -41,7 +41,11 @@ import { InterruptRequested, PassAbandoned, RecordedDefect } from "./signals.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 
 export type PassOutcome =
-  | { readonly kind: "finished" }
+  | {
+      readonly kind: "finished"
+      /** The result this pass recorded, for callers awaiting it in this process. */
+      readonly result?: Buffer
+    }
   | { readonly kind: "suspended"; readonly dueAtMs: number | null }
   | { readonly kind: "abandoned"; readonly reason: string }
   | {
@@ -116,8 +120,8 @@ export const runPass = async (
      * manifest): it holds no lease to lose, and the fence alone keeps its writes safe.
      */
     readonly guest?: boolean
-    /** The execution as its start just recorded it, instead of reading it. */
-    readonly snapshot?: ExecutionSnapshot
+    /** A start the runner took: the pass replays nothing, and its first write records the start. */
+    readonly start?: UnstartedExecution
   } = {},
 ): Promise<PassOutcome> => {
   const guest = options.guest === true
@@ -136,13 +140,14 @@ export const runPass = async (
       live?.abandon(reason)
     },
   })
+  const { start } = options
   const [execution, rows] =
-    options.snapshot === undefined
+    start === undefined
       ? await Promise.all([
           readExecution(db, owner.routingKey, executionId),
           readSteps(db, owner.routingKey, executionId),
         ])
-      : [options.snapshot.execution, options.snapshot.steps]
+      : [start.snapshot.execution, start.snapshot.steps]
   if (execution === undefined || execution.status === "finished") return { kind: "finished" }
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
@@ -188,6 +193,11 @@ export const runPass = async (
       problems: verdict.problems,
       manifestHash: execution.manifest_hash,
     }
+  }
+  if (start !== undefined) {
+    writer.holdStart(start, (eventCursor) => {
+      state.cursor = eventCursor
+    })
   }
   if (verdict.adopt) {
     const from = execution.manifest_hash
@@ -354,8 +364,7 @@ const finish = async (
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
-  internals.wakeups.announceFinished(state.executionId, stored)
-  return { kind: "finished" }
+  return { kind: "finished", result: stored }
 }
 
 /**

@@ -13,10 +13,15 @@
  */
 import { sql, type RawBuilder } from "kysely"
 import { faultPoint } from "../faults.js"
-import { FENCE, type Activation } from "../owners/fence.js"
+import { FENCE, StaleGeneration, type Activation } from "../owners/fence.js"
 import type { Db } from "../storage/database.js"
 import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
-import { executionPatchPart, type ExecutionPatch } from "./executionStore.js"
+import {
+  executionPatchPart,
+  type ExecutionPatch,
+  type StartOutcome,
+  type UnstartedExecution,
+} from "./executionStore.js"
 
 /** A flush of held writes is never later than this. */
 export const HELD_WRITE_MAX_MS = 5
@@ -61,10 +66,22 @@ const mergePatches = (a: ExecutionPatch, b: ExecutionPatch): ExecutionPatch => {
 const isEmptyPatch = (patch: ExecutionPatch) =>
   patch.status === undefined && patch.cursor === undefined && patch.adopt === undefined
 
+/** A start folded into a pass's first write found its execution already there: it attached. */
+export class StartAttached extends Error {
+  constructor(readonly executionId: string) {
+    super(`execution ${executionId} already existed: its start attached, and this pass ends`)
+    this.name = "StartAttached"
+  }
+}
+
 export class PassWriter {
   private held: StatementPart[] = []
   private heldSettles: string[] = []
   private patch: ExecutionPatch = {}
+  /** A start this pass's next write commits (its runner took the execution before it existed). */
+  private start: UnstartedExecution | undefined
+  /** The write that carries the start, once issued: the first write issued after `holdStart`. */
+  private startWrite: Promise<unknown> | undefined
   private flushTimer: ReturnType<typeof setTimeout> | undefined
   private broken: unknown = undefined
   private chain: Promise<unknown> = Promise.resolve()
@@ -84,35 +101,58 @@ export class PassWriter {
    * Commits the held writes and then `write`, in one fenced statement. Writes of one pass are
    * serialized, so they commit in the order the pass issued them. `label` names the write's fault
    * points (`pending.before`, `pending.after`); a write that carries held settles also passes the
-   * `settle` points.
+   * `settle` points, and one that carries the start the `start` points.
    */
   write<A>(label: string, write: PassWrite<A>): Promise<A> {
+    const startWaiting = this.start !== undefined && this.startWrite === undefined
+    // A statement cannot update the execution row its start inserts (a sibling part's row is
+    // invisible to it): a write that changes the execution, the finish among them, goes after a
+    // write of its own that records the start.
+    if (startWaiting && (write.final === true || write.execution !== undefined)) {
+      this.write("settle", { parts: [] }).catch(() => {})
+    }
+    const carriesStart = this.start !== undefined && this.startWrite === undefined
     const run = this.chain.then(async () => {
-      if (this.broken !== undefined) throw new PassWriterBroken(this.broken)
-      const refused = this.guard()
-      if (refused !== undefined) {
-        this.break(refused)
-        throw refused
+      // Taken when it runs: a discard in between has already told the start it was not taken.
+      const start = carriesStart ? this.takeStart() : undefined
+      let startSettled = start === undefined
+      const settleStart = (outcome: StartOutcome) => {
+        if (startSettled) return
+        startSettled = true
+        start!.settled(outcome)
       }
-      const { held, settles, patch } = this.takeHeld()
-      const carried = write.final === true ? [] : held
-      const expected = write.final === true ? [] : settles
-      const execution = write.final === true ? {} : mergePatches(patch, write.execution ?? {})
-      const settled =
-        expected.length === 0
-          ? sql`true`
-          : sql`akter.require(NOT EXISTS (SELECT 1 FROM ${sql.id(FENCE)}) OR ${sql.join(
-              expected.map((name) => countOf(name)),
-              sql` + `,
-            )} = ${expected.length}, 'a held settle matched no pending step')`
-      const select = sql`(SELECT held FROM ${sql.id(FENCE)}) AS generation, ${settled} AS settled${
-        write.select === undefined ? sql`` : sql`, ${write.select}`
-      }`
-      faultPoint(`${label}.before`)
-      if (carried.length > 0) faultPoint("settle.before")
       try {
-        const row = await this.activation.fenced(async (fence) => {
-          const parts: StatementPart[] = [fence, ...carried]
+        if (this.broken !== undefined) throw new PassWriterBroken(this.broken)
+        const refused = this.guard()
+        if (refused !== undefined) throw refused
+        const { held, settles, patch } = this.takeHeld()
+        const carried = write.final === true ? [] : held
+        const expected = write.final === true ? [] : settles
+        let execution = write.final === true ? {} : mergePatches(patch, write.execution ?? {})
+        if (start !== undefined && !isEmptyPatch(execution)) {
+          // Held for the next write, which sees the row this one inserts (see above).
+          this.patchExecution(execution)
+          execution = {}
+        }
+        const settled =
+          expected.length === 0
+            ? sql`true`
+            : sql`akter.require(NOT EXISTS (SELECT 1 FROM ${sql.id(FENCE)}) OR ${sql.join(
+                expected.map((name) => countOf(name)),
+                sql` + `,
+              )} = ${expected.length}, 'a held settle matched no pending step')`
+        const startColumns =
+          start === undefined
+            ? sql``
+            : sql`, ${countOf(start.names.inserted)} AS created,
+                (SELECT event_cursor FROM ${sql.id(start.names.inserted)}) AS event_cursor`
+        const select = sql`(SELECT held FROM ${sql.id(FENCE)}) AS generation, ${settled} AS settled${startColumns}${
+          write.select === undefined ? sql`` : sql`, ${write.select}`
+        }`
+        // The fence parts come after the start's head (they refer to it) and before everything
+        // else (every other part refers to the fence).
+        const execute = async (fence: readonly StatementPart[]) => {
+          const parts: StatementPart[] = [...fence, ...(start?.tail ?? []), ...carried]
           if (!isEmptyPatch(execution)) {
             parts.push(executionPatchPart(this.routingKey, this.executionId, execution))
           }
@@ -126,17 +166,61 @@ export class PassWriter {
             generation:
               generation === null || generation === undefined ? undefined : Number(generation),
           }
-        })
+        }
+        faultPoint(`${label}.before`)
+        if (carried.length > 0) faultPoint("settle.before")
+        let row: Readonly<Record<string, unknown>>
+        if (start === undefined) {
+          row = await this.activation.fenced((fence) => execute([fence]))
+        } else {
+          faultPoint("start.before")
+          const outcome = await this.activation.fencedStart(start.names, async (fence) => {
+            const written = await execute([...start.head, ...fence])
+            return { ...written, created: written.result["created"] === 1 }
+          })
+          if (outcome.kind === "attached") {
+            settleStart("attached")
+            throw new StartAttached(this.executionId)
+          }
+          settleStart("created")
+          faultPoint("start.after")
+          if (outcome.kind === "stale") {
+            throw new StaleGeneration(this.activation.owner, this.activation.held)
+          }
+          row = outcome.result
+          this.onStarted(Number(row["event_cursor"]))
+        }
         if (carried.length > 0) faultPoint("settle.after")
         faultPoint(`${label}.after`)
         return write.read === undefined ? (undefined as A) : write.read(row)
       } catch (error) {
+        // Nothing of the start committed with this statement: its caller writes it itself.
+        settleStart("not-taken")
         this.break(error)
         throw error
       }
     })
     this.chain = run.catch(() => {})
+    if (carriesStart) this.startWrite = this.chain
     return run
+  }
+
+  /**
+   * Holds a start for the pass's first write (or a flush a few milliseconds from now).
+   * `onStarted` is told the execution's event cursor once it is recorded.
+   */
+  holdStart(start: UnstartedExecution, onStarted: (eventCursor: number) => void): void {
+    this.start = start
+    this.onStarted = onStarted
+    this.scheduleFlush()
+  }
+
+  /** Resolves once the held start is recorded, writing it now if no write carries it yet. */
+  startRecorded(): Promise<unknown> {
+    if (this.start !== undefined && this.startWrite === undefined) {
+      this.write("settle", { parts: [] }).catch(() => {})
+    }
+    return this.startWrite ?? Promise.resolve()
   }
 
   /**
@@ -158,6 +242,7 @@ export class PassWriter {
   /** Drops held writes without committing them (an abandoned pass records nothing more). */
   discard(): void {
     this.takeHeld()
+    this.takeStart()?.settled("not-taken")
   }
 
   /** Resolves once every issued write has committed or failed. */
@@ -169,13 +254,22 @@ export class PassWriter {
     return this.broken
   }
 
+  private onStarted: (eventCursor: number) => void = () => {}
+
   private scheduleFlush() {
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = undefined
-      if (this.held.length > 0 || !isEmptyPatch(this.patch)) {
+      const startWaiting = this.start !== undefined && this.startWrite === undefined
+      if (this.held.length > 0 || !isEmptyPatch(this.patch) || startWaiting) {
         this.write("settle", { parts: [] }).catch(() => {})
       }
     }, HELD_WRITE_MAX_MS)
+  }
+
+  private takeStart(): UnstartedExecution | undefined {
+    const start = this.start
+    this.start = undefined
+    return start
   }
 
   private takeHeld() {

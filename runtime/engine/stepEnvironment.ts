@@ -27,10 +27,12 @@ export interface StepEnvironment {
   hold(parts: readonly StatementPart[], settles?: readonly string[]): void
   patchExecution(patch: ExecutionPatch): void
   park(step: string, parked: Parked): Effect.Effect<void>
+  /** Completes once the execution's start is recorded (a start folded into the pass writes now). */
+  startRecorded: Effect.Effect<void>
 }
 
 export const makeStepEnvironment = (
-  base: Omit<StepEnvironment, "write" | "hold" | "park" | "patchExecution">,
+  base: Omit<StepEnvironment, "write" | "hold" | "park" | "patchExecution" | "startRecorded">,
 ): StepEnvironment => ({
   ...base,
   // A failed write has already broken the pass's writer; the step dies and the pass abandons.
@@ -41,6 +43,7 @@ export const makeStepEnvironment = (
     }).pipe(Effect.catch((error) => Effect.die(new PassAbandoned(String(error))))),
   hold: (parts, settles) => base.state.writer.hold(parts, settles),
   patchExecution: (patch) => base.state.writer.patchExecution(patch),
+  startRecorded: Effect.promise(() => base.state.writer.startRecorded()).pipe(Effect.asVoid),
   park: (step, parked) =>
     Effect.callback<void>((resume, signal) => {
       base.state.park(step, parked, signal).then(() => resume(Effect.void))

@@ -161,6 +161,8 @@ const waitStep =
       let scanned: number
       let due: number | null
       if (row === undefined) {
+        // The wait sees events after the cursor its execution's start recorded.
+        yield* env.startRecorded
         state.beginWork()
         const waiting = beginWaitPart(internals.clock, key, event, state.cursor, timeoutMs)
         const registered = yield* env

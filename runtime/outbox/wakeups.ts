@@ -6,7 +6,7 @@
  * on PGlite, where there are no other processes).
  */
 
-import type { ExecutionSnapshot } from "../engine/executionStore.js"
+import type { UnstartedExecution } from "../engine/executionStore.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 export const WAKE_CHANNEL = "akter_wake"
@@ -17,17 +17,17 @@ type Listener<A> = (value: A) => void
 
 /**
  * A runner of this process that can take a new execution directly, without the claim a timer
- * would cost: the start arms the timer a recovery interval ahead (as a claim would) and hands the
- * execution over after its commit.
+ * would cost and without a statement of the start's own: the first write of the execution's pass
+ * carries the start, arming the timer a recovery interval ahead as a claim would.
  */
 export interface StartAcceptor {
   /** The recovery interval to arm the timer with, if this runner would take the execution now. */
   readiness(bucket: number, ownerType: string, workflow: string): number | undefined
   /**
-   * Takes the execution, with what its start just recorded (so its first pass reads nothing);
-   * false if it no longer can (the start then makes the timer due).
+   * Takes the unstarted execution; its pass tells the start what came of it. False if it no longer
+   * can: then nothing was taken, and the start is written as if no runner were here.
    */
-  accept(owner: OwnerPlacement, snapshot: ExecutionSnapshot): boolean
+  take(owner: OwnerPlacement, start: UnstartedExecution): boolean
 }
 
 /**
@@ -100,19 +100,22 @@ export class Wakeups {
   }
 
   /**
-   * A pass of this process runs the execution: until `passEnded`, its finish is announced here
-   * with the result, so a caller awaiting it need not read the database.
+   * A pass of this process runs the execution: until `passEnded`, a caller awaiting its result
+   * waits to be told here instead of reading the database.
    */
   passStarted(executionId: string): void {
     this.passesHere.set(executionId, (this.passesHere.get(executionId) ?? 0) + 1)
   }
 
-  /** Callers still waiting read the database from now on: the pass may have left it unfinished. */
-  passEnded(executionId: string): void {
+  /**
+   * The pass ended: `result` is the result it recorded, handed to callers awaiting it; without
+   * one, they read the database from now on (the pass may have left the execution unfinished).
+   */
+  passEnded(executionId: string, result?: Buffer): void {
     const count = (this.passesHere.get(executionId) ?? 0) - 1
     if (count > 0) this.passesHere.set(executionId, count)
     else this.passesHere.delete(executionId)
-    this.announceFinished(executionId)
+    this.announceFinished(executionId, result)
   }
 
   /** Whether a pass of this process runs the execution and will announce its finish here. */

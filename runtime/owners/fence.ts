@@ -6,7 +6,7 @@
  */
 import { sql } from "kysely"
 import { faultPoint } from "../faults.js"
-import type { StatementPart } from "../storage/statementParts.js"
+import { part, type StatementPart } from "../storage/statementParts.js"
 import type { OwnerPlacement } from "./routing.js"
 
 /** The owner was activated by someone else since this runner took it: the write did not happen. */
@@ -59,6 +59,69 @@ export interface FencedOutcome<A> {
 }
 
 /**
+ * A start folded into the first write of its execution's pass (the runner of the starting process
+ * took it): the names of the start's parts that created the owner, if it was new, and that
+ * inserted the execution, empty when it already existed.
+ */
+export interface FoldedStart {
+  /** Creates a new owner at generation 1: created by this start, activated by this runner. */
+  readonly ownerCreated: string
+  readonly inserted: string
+}
+
+/** What a statement carrying a folded start did. */
+export type FoldedStartOutcome<A> =
+  | { readonly kind: "written"; readonly result: A }
+  /** The execution existed: the start attaches, and nothing was written. */
+  | { readonly kind: "attached" }
+  /** The start committed, but the owner's generation had moved: nothing else was written. */
+  | { readonly kind: "stale" }
+
+const existsIn = (name: string) => sql`EXISTS (SELECT 1 FROM ${sql.id(name)})`
+
+/**
+ * The fence of a folded start under a held generation: the checking fence, found only if the start
+ * created the execution, so the statement's other parts never write to an execution it attached to.
+ */
+const checkingStartFence = (
+  owner: OwnerPlacement,
+  generation: number,
+  start: FoldedStart,
+): StatementPart[] => [
+  {
+    name: FENCE,
+    sql: sql`SELECT generation AS held FROM akter.owners
+      WHERE ${matchesOwner(owner)} AND generation = ${generation}::bigint
+        AND ${existsIn(start.inserted)}
+      FOR UPDATE`,
+  },
+]
+
+/**
+ * The fence of a folded start that activates: a new owner was created at generation 1 by the start
+ * itself (a sibling part's row is invisible to this statement's update); an existing one is
+ * advanced here. Either only if the start created the execution: a start that attaches never
+ * takes the owner from whoever holds it.
+ */
+const activatingStartFence = (owner: OwnerPlacement, start: FoldedStart): StatementPart[] => {
+  const advanced = part(
+    "advanced",
+    () => sql`UPDATE akter.owners SET generation = generation + 1
+      WHERE ${matchesOwner(owner)} AND ${existsIn(start.inserted)}
+      RETURNING generation`,
+  )
+  return [
+    advanced,
+    {
+      name: FENCE,
+      sql: sql`SELECT generation AS held FROM ${sql.id(start.ownerCreated)}
+          WHERE ${existsIn(start.inserted)}
+        UNION ALL SELECT generation FROM ${sql.id(advanced.name)}`,
+    },
+  ]
+}
+
+/**
  * A runner's activation of one owner. It is taken by the first write the runner makes for the
  * owner — that statement advances the generation instead of checking it — and every later write
  * checks the generation it took. A runner that only reads an owner, or finds it cannot replay its
@@ -81,24 +144,64 @@ export class Activation {
    * `StaleGeneration` when the fence found no row, and then nothing was written.
    */
   async fenced<A>(write: (fence: StatementPart) => Promise<FencedOutcome<A>>): Promise<A> {
+    const outcome = await this.behindFence(
+      (held) =>
+        write(held === undefined ? activatingFence(this.owner) : checkingFence(this.owner, held)),
+      (outcome) => outcome.generation,
+    )
+    if (outcome.generation === undefined) throw new StaleGeneration(this.owner, this.generation)
+    return outcome.result
+  }
+
+  /**
+   * Runs the statement carrying a folded start behind the fence the start's parts allow (see
+   * `checkingStartFence`, `activatingStartFence`). An attaching start takes nothing and is not
+   * stale; a start that committed under a generation this runner no longer holds is.
+   */
+  async fencedStart<A>(
+    start: FoldedStart,
+    write: (
+      fence: readonly StatementPart[],
+    ) => Promise<FencedOutcome<A> & { readonly created: boolean }>,
+  ): Promise<FoldedStartOutcome<A>> {
+    const outcome = await this.behindFence(
+      (held) =>
+        write(
+          held === undefined
+            ? activatingStartFence(this.owner, start)
+            : checkingStartFence(this.owner, held, start),
+        ),
+      (outcome) => (outcome.created ? outcome.generation : undefined),
+    )
+    if (!outcome.created) return { kind: "attached" }
+    if (outcome.generation === undefined) return { kind: "stale" }
+    return { kind: "written", result: outcome.result }
+  }
+
+  /**
+   * Runs `write` with the generation held, or takes it: one write at a time takes it, the others
+   * wait for it. `taken` says which generation the write took (undefined: none).
+   */
+  private async behindFence<O>(
+    write: (held: number | undefined) => Promise<O>,
+    taken: (outcome: O) => number | undefined,
+  ): Promise<O> {
     while (this.generation === undefined && this.taking !== undefined) {
       await this.taking
     }
     const held = this.generation
-    if (held !== undefined) {
-      const outcome = await write(checkingFence(this.owner, held))
-      if (outcome.generation === undefined) throw new StaleGeneration(this.owner, held)
-      return outcome.result
-    }
+    if (held !== undefined) return write(held)
     let done!: () => void
     this.taking = new Promise<void>((resolve) => (done = resolve))
     try {
       faultPoint("activate.before")
-      const outcome = await write(activatingFence(this.owner))
-      if (outcome.generation === undefined) throw new StaleGeneration(this.owner, undefined)
-      faultPoint("activate.after")
-      this.generation = outcome.generation
-      return outcome.result
+      const outcome = await write(undefined)
+      const generation = taken(outcome)
+      if (generation !== undefined) {
+        faultPoint("activate.after")
+        this.generation = generation
+      }
+      return outcome
     } finally {
       this.taking = undefined
       done()

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto"
 import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
-import type { ExecutionSnapshot } from "../engine/executionStore.js"
+import type { UnstartedExecution } from "../engine/executionStore.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
@@ -248,8 +248,8 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     owner: OwnerPlacement,
     executionId: string,
     guest = false,
-    /** What the start that handed the execution over recorded: its first pass reads nothing. */
-    started?: ExecutionSnapshot,
+    /** A start this runner took: its first pass reads nothing, and its first write starts it. */
+    start?: UnstartedExecution,
   ) => {
     const entry: LiveRun & { readonly bucket: number; readonly owner: OwnerPlacement } = {
       control: undefined,
@@ -262,7 +262,8 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     // A guest's activation is its own, for all its passes: the owner is in another runner's bucket.
     const guestActivation = guest ? new Activation(owner) : undefined
     let outcome: PassOutcome | undefined
-    let snapshot = started
+    let unstarted = start
+    let pollAfterward = false
     try {
       for (;;) {
         const activation = guestActivation ?? activationOf(owner)
@@ -274,9 +275,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
           (control) => {
             entry.control = control
           },
-          { guest, ...(snapshot === undefined ? {} : { snapshot }) },
+          { guest, ...(unstarted === undefined ? {} : { start: unstarted }) },
         )
-        snapshot = undefined
+        unstarted = undefined
         if (outcome.kind === "incompatible" && !served.includes(outcome.manifestHash)) {
           // Leave it to a runner of the manifest it needs, wherever its bucket is.
           await markWanted(
@@ -292,6 +293,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
             // Another runner activated the owner since: this write, and all after it, are refused.
             log.info("write refused under a stale generation", { executionId })
             activations.delete(ownerKeyOf(owner))
+            // A start folded into the refused write committed with its timer due now: claim it
+            // under a new activation.
+            if (start !== undefined) pollAfterward = true
           } else if (outcome.reason === LEASE_LOST || outcome.reason.includes("LeaseExpired")) {
             // The runner's own guard, before the fence: its lease lapsed (a pause, a slow heartbeat).
             log.info("write withheld: the bucket's lease lapsed", { executionId })
@@ -300,8 +304,11 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
             await makeDueAgain([{ routingKey: owner.routingKey, executionId }])
           } else log.debug("pass abandoned", { executionId, reason: outcome.reason })
         }
+        // A start folded into the pass found the execution already there (a concurrent start of
+        // the same key wrote it first): a claim of it while the pass ran is served now.
+        const attached = outcome.kind === "abandoned" && outcome.reason.includes("StartAttached")
         if (
-          outcome.kind !== "suspended" ||
+          (outcome.kind !== "suspended" && !attached) ||
           !entry.rerun ||
           draining ||
           (!guest && !leases!.holds(owner.bucket))
@@ -313,13 +320,20 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     } catch (error) {
       log.error("pass failed; its timer resumes it", { executionId, error: String(error) })
     } finally {
+      // A start whose pass ended before writing it was not taken: its caller writes it. (A start
+      // already told what came of it ignores this.)
+      start?.settled("not-taken")
       live.delete(executionId)
-      internals.wakeups.passEnded(executionId)
+      // After its slot is free: a caller told of the result may start its next execution here.
+      internals.wakeups.passEnded(
+        executionId,
+        outcome?.kind === "finished" ? outcome.result : undefined,
+      )
     }
     if (outcome?.kind === "suspended" && outcome.dueAtMs !== null) {
       pollAt(Date.now() + Math.max(0, outcome.dueAtMs - services.now()))
     }
-    if (saturated) poll()
+    if (saturated || pollAfterward) poll()
   }
 
   const relayStart = async (row: ClaimedRow) => {
@@ -339,7 +353,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     const placement = placeOwner(owner)
     faultPoint("relay.before")
     // The start and the removal of the staged row commit together: relayed exactly once.
-    const { parts, inserted } = startParts(
+    const { head, tail, inserted } = startParts(
       internals,
       {
         owner: placement,
@@ -352,7 +366,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       { awaited: false },
     )
     await composeStatement(
-      [...parts, deleteClaimedPart(row)],
+      [...head, ...tail, deleteClaimedPart(row)],
       startSelect(internals, placement, inserted),
     ).execute(internals.storage.db)
     faultPoint("relay.after")
@@ -462,10 +476,12 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       : undefined
   const stopTakingStarts = internals.wakeups.onStart({
     readiness,
-    accept: (owner, started) => {
-      const { execution_id: executionId, workflow } = started.execution
+    take: (owner, start) => {
+      const { execution_id: executionId, workflow } = start.snapshot.execution
       if (readiness(owner.bucket, owner.ownerType, workflow) === undefined) return false
-      if (!live.has(executionId)) track(runExecution(owner, executionId, false, started))
+      // A pass of it already runs here: the execution exists, and a start attaches.
+      if (live.has(executionId)) return false
+      track(runExecution(owner, executionId, false, start))
       return true
     },
   })

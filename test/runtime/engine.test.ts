@@ -302,7 +302,7 @@ describeEachBackend("engine", (backend) => {
       })
     })
 
-    it("runs a start handed to this process's runner on one statement per write: its pass reads nothing, its result is handed over", async () => {
+    it("runs a start this process's runner takes on one statement per write: the start rides on the first, the pass reads nothing, the result is handed over", async () => {
       const runner = await startRunner({
         akter,
         workflows: probe.workflows,
@@ -320,13 +320,100 @@ describeEachBackend("engine", (backend) => {
           _tag: "Success",
           value: { id: "counted" },
         })
-        // The start; the activation with the pending activity; its settle with the finish.
-        expect(counters.statements - before).toBe(3)
+        // The start with the activation and the pending activity; its settle with the finish.
+        expect(counters.statements - before).toBe(2)
         expect(probe.runs.of(owner, "touch")).toBe(1)
         expect((await executionRow(run.executionId))?.status).toBe("finished")
       } finally {
         await runner.close()
       }
+    })
+
+    it("records the result of a body that finishes before any step, for a start this process's runner took", async () => {
+      const owner = newOwner()
+      await withRunner(async () => {
+        const run = await client.instant.start(owner, { skip: true })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { skipped: true },
+        })
+        const row = await db()
+          .selectFrom("akter.executions")
+          .select(["status", "result"])
+          .where("execution_id", "=", run.executionId)
+          .executeTakeFirstOrThrow()
+        expect(row.status).toBe("finished")
+        expect(await client.instant.attach(run.executionId).status()).toEqual({
+          status: "finished",
+          result: { _tag: "Success", value: { skipped: true } },
+        })
+        expect(await timerRows(run.executionId)).toEqual([])
+      })
+    })
+
+    it("writes a start itself when the runner that took it fails its first write, and the execution still runs", async () => {
+      const owner = newOwner()
+      const refused = encodeExecutionId({
+        tenant: "default",
+        ownerType: "Probe",
+        ownerId: owner,
+        workflow: "quick",
+        key: "refused",
+      })
+      // Its step rows are refused while the trigger stands: the pass that took the start fails the
+      // write that would have recorded it.
+      await sql`CREATE FUNCTION akter_test_refuse_steps() RETURNS trigger AS $$
+        BEGIN
+          IF NEW.execution_id = ${sql.lit(refused)} THEN RAISE EXCEPTION 'refused by the test'; END IF;
+          RETURN NEW;
+        END $$ LANGUAGE plpgsql`.execute(db())
+      await sql`CREATE TRIGGER akter_test_refuse_steps BEFORE INSERT ON akter.steps FOR EACH ROW
+        EXECUTE FUNCTION akter_test_refuse_steps()`.execute(db())
+      let run: { executionId: string; result: (o: object) => Promise<unknown> }
+      try {
+        run = await withRunner(async () => {
+          const started = await client.quick.start(owner, { id: "refused" })
+          const row = await db()
+            .selectFrom("akter.executions")
+            .select(["status", "awaited"])
+            .where("execution_id", "=", started.executionId)
+            .executeTakeFirst()
+          // Written by the start itself (which marks it awaited), not by the refused pass.
+          expect(row).toEqual({ status: "running", awaited: true })
+          return started
+        })
+      } finally {
+        await sql`DROP TRIGGER akter_test_refuse_steps ON akter.steps`.execute(db())
+        await sql`DROP FUNCTION akter_test_refuse_steps()`.execute(db())
+      }
+      await withRunner(async (runner) => {
+        await sql`UPDATE akter.outbox SET due_at_ms = 0 WHERE id = ${run.executionId}`.execute(db())
+        await runUntilIdle(akter, runner)
+      })
+      expect(await run.result({ timeout: "5 seconds" })).toEqual({
+        _tag: "Success",
+        value: { id: "refused" },
+      })
+      expect(probe.runs.of(owner, "touch")).toBe(1)
+    })
+
+    it("runs a start at once whose owner another runner activated since this one took it", async () => {
+      const owner = newOwner()
+      await withRunner(async () => {
+        const first = await client.quick.start(owner, { id: "first" })
+        expect((await first.result({ timeout: "5 seconds" }))._tag).toBe("Success")
+        // Another runner takes the owner: this runner's activation is stale, and the write that
+        // carries the next start commits the start but nothing under the old generation.
+        await sql`UPDATE akter.owners SET generation = generation + 1
+          WHERE owner_id = ${owner}`.execute(db())
+        const second = await client.quick.start(owner, { id: "second" })
+        // Well inside the 30 s recovery interval: the start left its timer due now.
+        expect(await second.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Success",
+          value: { id: "second" },
+        })
+      })
+      expect(probe.runs.of(owner, "touch")).toBe(2)
     })
 
     it("runs the body once for two concurrent starts with one key", async () => {

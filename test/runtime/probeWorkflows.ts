@@ -266,6 +266,17 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
         return { fraud: yield* wf.version("fraud") }
       }),
     ),
+    implement(
+      "instant",
+      {
+        touch: (ctx: { ownerId: string }) =>
+          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
+      },
+      (input: { skip: boolean }, wf: Wf) =>
+        input.skip
+          ? Effect.succeed({ skipped: true })
+          : Effect.map(wf.touch(), () => ({ skipped: false })),
+    ),
     implement("parent", {}, (_: undefined, wf: Wf) =>
       Effect.map(wf.spawn("child-of-parent", { id: "kid" }), (child: string) => ({ child })),
     ),
