@@ -4,7 +4,7 @@ import * as babel from "prettier/plugins/babel"
 import * as estree from "prettier/plugins/estree"
 import { describe, expect, it } from "vitest"
 import { jsonText } from "../../codegen/emit/jsonLayout.js"
-import { GENERATED_STYLE } from "../../codegen/emit/prettierFormat.js"
+import { GENERATED_STYLE } from "../../codegen/emit/generatedStyle.js"
 
 /** What prettier makes of `text` as a JSON file in the generated style: the reference layout. */
 const prettierJson = (text: string) =>
