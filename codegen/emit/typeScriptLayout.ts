@@ -39,16 +39,19 @@ const { canBreak, willBreak } = utils
 const concat = (...parts: Doc[]): Doc => {
   const joined: Doc[] = []
   let text = ""
-  const add = (part: Doc) => {
+  // a stack rather than a recursive closure: tsx names every closure it creates, which is slow
+  const pending = parts.reverse()
+  while (pending.length > 0) {
+    const part = pending.pop()!
     if (typeof part === "string") text += part
-    else if (Array.isArray(part)) for (const inner of part) add(inner)
+    else if (Array.isArray(part))
+      for (let index = part.length - 1; index >= 0; index--) pending.push(part[index]!)
     else {
       if (text !== "") joined.push(text)
       text = ""
       joined.push(part)
     }
   }
-  for (const part of parts) add(part)
   if (text !== "") joined.push(text)
   return joined.length === 1 ? joined[0]! : joined
 }
@@ -69,18 +72,11 @@ const align = (width: number, contents: Doc): Doc =>
 // ---------------------------------------------------------------------------------------------
 // Comments
 
-/**
- * A TSDoc block (prettier's `printComment`): one line when the text is, otherwise one ` * ` line per
- * line of text; the hard lines of a long block break every group around it.
- */
-const docComment = (text: string): Doc =>
+/** A TSDoc block's lines (prettier's `printComment`): one when the text has one line. */
+const commentLines = (text: string): string[] =>
   text.includes("\n")
-    ? join(hardline, [
-        "/**",
-        ...text.split("\n").map((textLine) => ` * ${textLine}`.trimEnd()),
-        " */",
-      ])
-    : `/** ${text} */`
+    ? ["/**", ...text.split("\n").map((textLine) => ` * ${textLine}`.trimEnd()), " */"]
+    : [`/** ${text} */`]
 
 /** Doc text is wrapped to this width, so that a comment block stays within the line width. */
 const DOCS_WIDTH = 92
@@ -113,22 +109,31 @@ const wrapDocs = (text: string, width = DOCS_WIDTH): string => {
   return lines.join("\n")
 }
 
-/** The text of a doc comment for `docs`, wrapped and with `*​/` escaped; undefined when empty. */
+/** The text of a doc comment for `docs`, wrapped, every star-slash escaped; undefined when empty. */
 const docsText = (docs: string | undefined): string | undefined =>
   docs === undefined || docs.trim() === ""
     ? undefined
     : wrapDocs(docs.trim()).replaceAll("*/", "*\\/")
 
 /**
- * `doc` with its leading doc comment (prettier's `printLeadingComment`). The comment is on a line of
- * its own before a statement or an interface member; inside an object type it shares the member's
- * line when it is one line long, and otherwise takes lines of its own as the type breaks.
+ * Where a doc comment stands: on lines of its own before a statement or an interface member, or
+ * inside an object type, where it shares the member's line when it is one line long.
  */
-const withDocs = (docs: string | undefined, doc: Doc, ownLine: boolean): Doc => {
+type CommentPlacement = "statement" | "interfaceMember" | "objectTypeMember"
+
+/** `doc` with its leading doc comment (prettier's `printLeadingComment`). */
+const withDocs = (docs: string | undefined, doc: Doc, placement: CommentPlacement): Doc => {
   const text = docsText(docs)
   if (text === undefined) return doc
-  const after = ownLine ? hardline : text.includes("\n") ? line : " "
-  return concat(docComment(text), after, doc)
+  const lines = commentLines(text)
+  if (placement === "objectTypeMember") {
+    // the hard lines of a long block break every group around it
+    return concat(join(hardline, lines), lines.length > 1 ? line : " ", doc)
+  }
+  // On lines of its own the block is one text with its indentation written out: nothing in it can
+  // break, and the hard line after it ends the line, so it prints the same as a line per part.
+  const indentation = placement === "interfaceMember" ? " ".repeat(GENERATED_STYLE.tabWidth) : ""
+  return concat(lines.join(`\n${indentation}`), hardline, doc)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -239,7 +244,7 @@ const objectTypeDoc = (members: readonly TypeMember[]): Doc => {
   const printed = members.map((member, index) => {
     const separator = index === members.length - 1 ? "" : ifBreak("", ";")
     const docs = member.kind === "property" ? member.docs : undefined
-    return withDocs(docs, concat(typeMemberDoc(member), separator), false)
+    return withDocs(docs, concat(typeMemberDoc(member), separator), "objectTypeMember")
   })
   return group(concat("{", indent(concat(line, join(line, printed))), line, "}"))
 }
@@ -340,20 +345,20 @@ const callArgumentsDoc = (args: readonly ValueSyntax[]): Doc => {
   const separated = printed.map((doc, index) =>
     index === printed.length - 1 ? doc : concat(doc, ",", line),
   )
-  const allBrokenOut = () =>
-    builders.group(concat("(", indent(concat(line, ...separated)), ifBreak(","), line, ")"), {
-      shouldBreak: true,
-    })
   const last = args.at(-1)!
   const penultimate = args.at(-2)
   if (couldExpandArgument(last) && (penultimate === undefined || penultimate.kind !== last.kind)) {
     const head = separated.slice(0, -1)
-    if (head.some(willBreak)) return allBrokenOut()
+    const allBrokenOut = builders.group(
+      concat("(", indent(concat(line, ...separated)), ifBreak(","), line, ")"),
+      { shouldBreak: true },
+    )
+    if (head.some(willBreak)) return allBrokenOut
     const expanded = printed.at(-1)!
     const hugged = concat("(", ...head, builders.group(expanded, { shouldBreak: true }), ")")
     return willBreak(expanded)
-      ? concat(breakParent, conditionalGroup([hugged, allBrokenOut()]))
-      : conditionalGroup([concat("(", ...head, expanded, ")"), hugged, allBrokenOut()])
+      ? concat(breakParent, conditionalGroup([hugged, allBrokenOut]))
+      : conditionalGroup([concat("(", ...head, expanded, ")"), hugged, allBrokenOut])
   }
   return group(concat("(", indent(concat(softline, ...separated)), ifBreak(","), softline, ")"), {
     shouldBreak: separated.some(willBreak),
@@ -464,6 +469,14 @@ const objectDoc = (value: Extract<ValueSyntax, { kind: "object" }>): Doc => {
   return group(concat("{", indent(concat(line, ...properties)), ifBreak(","), line, "}"))
 }
 
+/** How many members an object or elements an array has. */
+const sizeOf = (element: ValueSyntax): number =>
+  element.kind === "object"
+    ? element.properties.length
+    : element.kind === "array"
+      ? element.elements.length
+      : 0
+
 /** prettier's `printArray`, for arrays of strings, schemas and references. */
 const arrayDoc = (value: Extract<ValueSyntax, { kind: "array" }>): Doc => {
   const { elements } = value
@@ -472,12 +485,6 @@ const arrayDoc = (value: Extract<ValueSyntax, { kind: "array" }>): Doc => {
     // prettier fills number lists, as many to a line as fit; no emitter prints one
     throw new Error("typeScriptLayout: an array of numbers")
   }
-  const sizeOf = (element: ValueSyntax) =>
-    element.kind === "object"
-      ? element.properties.length
-      : element.kind === "array"
-        ? element.elements.length
-        : 0
   // prettier's rule for a list of records or of tuples: one per line
   const shouldBreak =
     elements.length > 1 &&
@@ -738,9 +745,11 @@ const declarationDoc = (statement: Statement): Doc => {
     case "interface": {
       const members = [
         ...statement.properties.map((member) =>
-          withDocs(member.docs, propertySignatureDoc(member), true),
+          withDocs(member.docs, propertySignatureDoc(member), "interfaceMember"),
         ),
-        ...statement.methods.map((method) => withDocs(method.docs, methodDoc(method), true)),
+        ...statement.methods.map((method) =>
+          withDocs(method.docs, methodDoc(method), "interfaceMember"),
+        ),
       ]
       return concat(
         "export interface ",
@@ -777,7 +786,7 @@ const declarationDoc = (statement: Statement): Doc => {
 
 const statementDoc = (statement: Statement): Doc =>
   "docs" in statement
-    ? withDocs(statement.docs, declarationDoc(statement), true)
+    ? withDocs(statement.docs, declarationDoc(statement), "statement")
     : declarationDoc(statement)
 
 /**

@@ -310,7 +310,7 @@ export const renderFiles = async (
   for (const { path, header, document } of documents) {
     rendered.push({
       path,
-      text: jsonText({ $comment: headerLines(header).join(" "), ...document }),
+      text: await jsonText({ $comment: headerLines(header).join(" "), ...document }),
     })
   }
   return rendered
