@@ -28,8 +28,7 @@ import { headerLines } from "./writer.js"
 
 type Doc = DocBuilders.Doc
 
-const { breakParent, conditionalGroup, hardline, ifBreak, indentIfBreak, label, line, softline } =
-  builders
+const { breakParent, conditionalGroup, hardline, ifBreak, label, line, softline } = builders
 const { canBreak, willBreak } = utils
 
 /**
@@ -59,7 +58,7 @@ const concat = (...parts: Doc[]): Doc => {
 const join = (separator: Doc, parts: readonly Doc[]): Doc =>
   concat(...parts.flatMap((part, index) => (index === 0 ? [part] : [separator, part])))
 
-// plain text has no line to break or indent: prettier's group, indent and align leave it as it is
+// plain text has no line to break or indent: prettier's group and indents leave it as it is
 const group = (contents: Doc, options?: { shouldBreak?: boolean; id?: symbol }): Doc =>
   typeof contents === "string" && options === undefined
     ? contents
@@ -68,6 +67,8 @@ const indent = (contents: Doc): Doc =>
   typeof contents === "string" ? contents : builders.indent(contents)
 const align = (width: number, contents: Doc): Doc =>
   typeof contents === "string" ? contents : builders.align(width, contents)
+const indentIfBreak = (contents: Doc, options: { groupId: symbol }): Doc =>
+  typeof contents === "string" ? contents : builders.indentIfBreak(contents, options)
 
 // ---------------------------------------------------------------------------------------------
 // Comments
@@ -519,7 +520,10 @@ const parametersDoc = (parameters: readonly ParameterSyntax[]): Doc => {
   )
 }
 
-/** prettier's `printArrowFunction` for an arrow whose body is an expression. */
+/**
+ * prettier's `printArrowFunction` for an arrow whose body is a name or a call: the body moves to
+ * the next line when the arrow does not fit.
+ */
 const arrowDoc = (arrow: Extract<ValueSyntax, { kind: "arrow" }>): Doc => {
   const signature = group(
     concat(
@@ -527,12 +531,12 @@ const arrowDoc = (arrow: Extract<ValueSyntax, { kind: "arrow" }>): Doc => {
       arrow.returns === undefined ? "" : annotationDoc(arrow.returns),
     ),
   )
-  const bodyOnSameLine =
-    arrow.body.kind === "object" || arrow.body.kind === "array" || arrow.body.kind === "arrow"
-  const body = bodyOnSameLine
-    ? concat(" ", valueDoc(arrow.body))
-    : indent(concat(line, valueDoc(arrow.body)))
-  return group(concat(group(signature), " =>", group(body)))
+  const { body } = arrow
+  if (body.kind === "arrow" || body.kind === "object" || body.kind === "array") {
+    // these stay on the arrow's line (an object in parentheses), or chain; no emitter prints one
+    throw new Error(`typeScriptLayout: an arrow returning an ${body.kind}`)
+  }
+  return group(concat(group(signature), " =>", group(indent(concat(line, valueDoc(body))))))
 }
 
 /** The document of an expression. */

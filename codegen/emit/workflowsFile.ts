@@ -20,9 +20,10 @@ import {
   stringValue,
   typeReference,
   unionType,
+  type PropertySyntax,
   type TypeSyntax,
 } from "./typeScriptSyntax.js"
-import { ModuleBuilder, type MethodDeclaration, type PropertyDeclaration } from "./writer.js"
+import { ModuleBuilder, type MethodDeclaration } from "./writer.js"
 
 /** Every name an owner's workflows.ts declares. */
 export const workflowsFileNames = (plan: OwnerPlan): string[] =>
@@ -173,7 +174,7 @@ const stepMethod = (
   }
 }
 
-const activityProperty = (step: StepPlan, imports: WorkflowsImports): PropertyDeclaration[] => {
+const activityProperty = (step: StepPlan, imports: WorkflowsImports): PropertySyntax[] => {
   if (step.decl.kind !== "activity") return []
   const output = step.output === null ? VOID : imports.own(step.output.name)
   const errors = unionType(step.decl.errors.map(imports.own))
