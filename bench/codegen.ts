@@ -22,10 +22,13 @@ import { join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import type { GenerateOptions, GenerateReport } from "../codegen/emit/generate.js"
+import {
+  STEPS_PER_WORKFLOW,
+  syntheticManifests,
+  WORKFLOWS_PER_OWNER,
+} from "../test/codegen/syntheticManifests.js"
 
 const OWNERS = 20
-const WORKFLOWS_PER_OWNER = 10
-const STEPS_PER_WORKFLOW = 10
 const WORKFLOWS = OWNERS * WORKFLOWS_PER_OWNER
 const GOAL_COLD_MS = 3000
 const GOAL_UNCHANGED_MS = 300
@@ -33,68 +36,13 @@ const GOAL_UNCHANGED_MS = 300
 const REPO = fileURLToPath(new URL("../", import.meta.url))
 const THIS_FILE = fileURLToPath(import.meta.url)
 
-const ownerName = (o: number) => `Owner${o}`
-
-/** One owner's manifest: 10 workflows whose 10 steps cover every step kind. */
-const manifestYaml = (o: number): string => {
-  const lines = [
-    "akter: 1",
-    `owner: ${ownerName(o)}`,
-    `description: Synthetic owner ${o} for the code generation benchmark.`,
-    "types:",
-    "  Money: { amount: integer, currency: { enum: [USD, EUR, GBP] } }",
-    '  Address: { street: string, city: string, zip?: string, tags: "string[]" }',
-    "events:",
-    "  Confirmed: { id: string, amount: Money }",
-    "  Changed: { address: Address, note?: string }",
-    "  Closed: { reason: { enum: [done, cancelled] } }",
-    "workflows:",
-  ]
-  for (let w = 0; w < WORKFLOWS_PER_OWNER; w++) {
-    const next = `${ownerName((o + 1) % OWNERS)}`
-    lines.push(
-      `  flow${w}:`,
-      `    description: Synthetic workflow ${w} of owner ${o}.`,
-      '    input: { id: string, total: Money, address: Address, count: integer, flags?: "boolean[]" }',
-      "    output: { result: string, amount: Money }",
-      "    errors:",
-      "      Declined: { code: string }",
-      "      Missing: {}",
-      "    key: id",
-      "    versions:",
-      "      fast-path: { min: 0, current: 2 }",
-      "    steps:",
-    )
-    const activities = STEPS_PER_WORKFLOW - 5
-    for (let s = 0; s < activities; s++) {
-      lines.push(
-        `      act${s}:`,
-        "        kind: activity",
-        `        description: Activity ${s}.`,
-        "        input: { id: string, amount: Money, note?: string }",
-        `        output: { ref${s}: string, at: number, address: Address }`,
-        s % 2 === 0 ? "        errors: [Declined]" : "        errors: [Declined, Missing]",
-        "        retry: { attempts: 4, initial: 1s, factor: 2, max: 1m }",
-      )
-    }
-    lines.push(
-      "      pause: { kind: sleep, duration: 10m }",
-      "      confirmed: { kind: wait, event: Confirmed, timeout: 1d }",
-      "      changed: { kind: wait, event: Changed }",
-      "      decide: { kind: race, output: { outcome: { enum: [confirmed, changed, expired] } } }",
-      `      follow: { kind: start, owner: ${next}, workflow: flow${w} }`,
-    )
-  }
-  return `${lines.join("\n")}\n`
-}
-
 /** A project folder holding the synthetic manifests. */
 const syntheticProject = async (): Promise<string> => {
   const root = await mkdtemp(join(tmpdir(), "akter-bench-codegen-"))
   await writeFile(join(root, "package.json"), JSON.stringify({ name: "bench", private: true }))
   await mkdir(join(root, "manifests"))
-  for (let o = 0; o < OWNERS; o++) {
-    await writeFile(join(root, "manifests", `owner${o}.yaml`), manifestYaml(o))
+  for (const { file, text } of syntheticManifests(OWNERS)) {
+    await writeFile(join(root, "manifests", file), text)
   }
   return root
 }

@@ -5,7 +5,17 @@
 import { generatedTypeNames } from "../manifest/names.js"
 import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, WorkflowPlan } from "./ownerPlan.js"
-import { ModuleBuilder, unionType } from "./writer.js"
+import {
+  arrowFunction,
+  call,
+  identifier,
+  keywordType,
+  property,
+  typeReference,
+  unionType,
+  type TypeSyntax,
+} from "./typeScriptSyntax.js"
+import { ModuleBuilder } from "./writer.js"
 
 /** Every name an owner's client.ts declares. */
 export const clientFileNames = (plan: OwnerPlan): string[] => [
@@ -45,9 +55,13 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
     clientFileNames(plan),
   )
   module.preferImports("./types.js", typesFileNames(plan))
-  const akterType = (name: string) => module.importType("akter", name, `Akter${name}`)
-  const ownType = (name: string) => module.importType("./types.js", name, `${plan.owner}${name}`)
-  const registration = module.importValue("./registration.js", "registration", "ownerRegistration")
+  const akterType = (name: string, typeArguments: readonly TypeSyntax[] = []) =>
+    typeReference(module.importType("akter", name, `Akter${name}`), typeArguments)
+  const ownType = (name: string) =>
+    typeReference(module.importType("./types.js", name, `${plan.owner}${name}`))
+  const registration = identifier(
+    module.importValue("./registration.js", "registration", "ownerRegistration"),
+  )
 
   for (const workflow of plan.workflows) {
     module.typeAlias(
@@ -57,43 +71,56 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
     )
   }
   const events = ownType(generatedTypeNames.ownerEvents(plan.owner))
-  const typeArguments = (workflow: WorkflowPlan) =>
-    [
-      workflow.input === null ? "void" : ownType(workflow.input.name),
-      workflow.output === null ? "void" : ownType(workflow.output.name),
-      generatedTypeNames.workflowError(workflow.name),
-    ].join(", ")
+  const typeArguments = (workflow: WorkflowPlan) => [
+    workflow.input === null ? keywordType("void") : ownType(workflow.input.name),
+    workflow.output === null ? keywordType("void") : ownType(workflow.output.name),
+    typeReference(generatedTypeNames.workflowError(workflow.name)),
+  ]
   const emitDocs = `Appends an event to an ${plan.owner}'s log, where the waits of its executions see it. The payload is validated before anything is written.`
 
   module.interface(generatedTypeNames.ownerClient(plan.owner), {
     docs: `Starts and attaches to \`${plan.owner}\` workflows and emits \`${plan.owner}\` events, with Promises.`,
     properties: [
-      ...plan.workflows.map((workflow) => ({
-        name: workflow.name,
-        type: `${akterType("WorkflowClient")}<${typeArguments(workflow)}>`,
-        docs: workflowDocs(plan, workflow),
-      })),
-      { name: "emit", type: `${akterType("EmitFunction")}<${events}>`, docs: emitDocs },
+      ...plan.workflows.map((workflow) =>
+        property(workflow.name, akterType("WorkflowClient", typeArguments(workflow)), {
+          docs: workflowDocs(plan, workflow),
+        }),
+      ),
+      property("emit", akterType("EmitFunction", [events]), { docs: emitDocs }),
     ],
   })
   module.interface(generatedTypeNames.ownerEffectClient(plan.owner), {
     docs: `The same surface as {@link ${generatedTypeNames.ownerClient(plan.owner)}}, returning Effects with typed failures.`,
     properties: [
-      ...plan.workflows.map((workflow) => ({
-        name: workflow.name,
-        type: `${akterType("EffectWorkflowClient")}<${typeArguments(workflow)}>`,
-        docs: workflowDocs(plan, workflow),
-      })),
-      { name: "emit", type: `${akterType("EffectEmitFunction")}<${events}>`, docs: emitDocs },
+      ...plan.workflows.map((workflow) =>
+        property(workflow.name, akterType("EffectWorkflowClient", typeArguments(workflow)), {
+          docs: workflowDocs(plan, workflow),
+        }),
+      ),
+      property("emit", akterType("EffectEmitFunction", [events]), { docs: emitDocs }),
     ],
   })
 
-  const akter = akterType("Akter")
-  const caller = akterType("Caller")
   const lower = plan.folder
+  /** `(akter: Akter, caller?: Caller): OrderClient => makeOwnerClient<OrderClient>(…)`. */
+  const clientFactory = (clientType: string, make: string) => {
+    const made = typeReference(clientType)
+    return arrowFunction(
+      [
+        { name: "akter", type: akterType("Akter") },
+        { name: "caller", type: akterType("Caller"), optional: true },
+      ],
+      made,
+      call(
+        module.importValue("akter", make, `akter${make[0]!.toUpperCase()}${make.slice(1)}`),
+        [identifier("akter"), registration, identifier("caller")],
+        [made],
+      ),
+    )
+  }
   module.constant(
     "client",
-    `(akter: ${akter}, caller?: ${caller}): ${generatedTypeNames.ownerClient(plan.owner)} => ${module.importValue("akter", "makeOwnerClient", "akterMakeOwnerClient")}<${generatedTypeNames.ownerClient(plan.owner)}>(akter, ${registration}, caller)`,
+    clientFactory(generatedTypeNames.ownerClient(plan.owner), "makeOwnerClient"),
     {
       docs: [
         `The Promise client of owner \`${plan.owner}\`, acting for \`caller\` (default: the default tenant).`,
@@ -105,7 +132,7 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
   )
   module.constant(
     "effectClient",
-    `(akter: ${akter}, caller?: ${caller}): ${generatedTypeNames.ownerEffectClient(plan.owner)} => ${module.importValue("akter", "makeEffectOwnerClient", "akterMakeEffectOwnerClient")}<${generatedTypeNames.ownerEffectClient(plan.owner)}>(akter, ${registration}, caller)`,
+    clientFactory(generatedTypeNames.ownerEffectClient(plan.owner), "makeEffectOwnerClient"),
     {
       docs: `The Effect client of owner \`${plan.owner}\`, acting for \`caller\` (default: the default tenant).`,
     },

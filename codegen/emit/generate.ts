@@ -2,7 +2,7 @@
  * `akter generate` as a function: validate every manifest, build every file in memory, then replace
  * the output folder at once, or, with `check`, only compare. When the manifests, the generator and
  * the output folder are exactly as the last run left them, it stops before loading anything: the
- * loader, ts-morph and prettier are imported only when there is work to do.
+ * loader and the layouts are imported only when there is work to do.
  */
 import { readdir, readFile } from "node:fs/promises"
 import { join, relative, sep } from "node:path"

@@ -9,7 +9,8 @@ import { OWNER_MEMBERS, ROOT_REGISTRATIONS } from "../manifest/names.js"
 import type { OwnerPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import { workflowsFileNames } from "./workflowsFile.js"
-import { ModuleBuilder, objectLiteral, type GeneratedHeader } from "./writer.js"
+import { arrayLiteral, asConst, identifier, member, objectLiteral } from "./typeScriptSyntax.js"
+import { ModuleBuilder, type GeneratedHeader } from "./writer.js"
 
 const ownerObjectDocs = (plan: OwnerPlan): string => {
   const lines = [
@@ -41,7 +42,7 @@ export const ownerIndexModule = (plan: OwnerPlan): ModuleBuilder => {
     (workflow) =>
       [
         workflow.name,
-        module.importValue("./workflows.js", workflow.name, `${workflow.name}Workflow`),
+        identifier(module.importValue("./workflows.js", workflow.name, `${workflow.name}Workflow`)),
       ] as const,
   )
   module.reexportAll("./types.js")
@@ -59,12 +60,14 @@ export const ownerIndexModule = (plan: OwnerPlan): ModuleBuilder => {
   )
   module.constant(
     plan.owner,
-    `${objectLiteral([
-      ["registration", registration],
-      ["client", client],
-      ["effectClient", effectClient],
-      ...workflows,
-    ])} as const`,
+    asConst(
+      objectLiteral([
+        ["registration", identifier(registration)],
+        ["client", identifier(client)],
+        ["effectClient", identifier(effectClient)],
+        ...workflows,
+      ]),
+    ),
     { docs: ownerObjectDocs(plan) },
   )
   return module
@@ -85,7 +88,7 @@ export const rootIndexModule = (project: ProjectPlan, header: GeneratedHeader): 
   module.exportImported(owners)
   module.constant(
     ROOT_REGISTRATIONS,
-    `[${owners.map((owner) => `${owner}.registration`).join(", ")}] as const`,
+    asConst(arrayLiteral(owners.map((owner) => member(owner, "registration")))),
     { docs: "The registration of every owner, for a runner that serves all of them." },
   )
   return module

@@ -12,9 +12,6 @@
  *   arrays with more than one element, always gets one element per line;
  * - an array of numbers fills its lines, as many numbers per line as fit.
  */
-// the width prettier measures lines in: wide characters count two columns
-import { util } from "prettier"
-
 /** The width of a line, as prettier's `printWidth`. */
 const WIDTH = 100
 
@@ -27,16 +24,16 @@ const isArray = (value: Json): value is readonly Json[] => Array.isArray(value)
 const isObject = (value: Json): value is { readonly [key: string]: Json } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** Own enumerable members whose value is not `undefined`, as `JSON.stringify` keeps them. */
-const membersOf = (value: { readonly [key: string]: Json }): (readonly [string, Json])[] =>
-  Object.entries(value).filter(([, member]) => member !== undefined)
+/** Own enumerable keys whose value is not `undefined`, as `JSON.stringify` keeps them. */
+const keysOf = (value: { readonly [key: string]: Json }): string[] =>
+  Object.keys(value).filter((key) => value[key] !== undefined)
 
 /** Always one element per line: prettier's rule for a list of records or of tuples. */
 const breaksAlways = (items: readonly Json[]): boolean => {
   if (items.length < 2) return false
   const first = items[0]!
   if (isArray(first)) return items.every((item) => isArray(item) && item.length > 1)
-  if (isObject(first)) return items.every((item) => isObject(item) && membersOf(item).length > 1)
+  if (isObject(first)) return items.every((item) => isObject(item) && keysOf(item).length > 1)
   return false
 }
 
@@ -47,34 +44,63 @@ const isNumberList = (items: readonly Json[]): items is readonly number[] =>
 const scalar = (value: null | boolean | number | string): string =>
   typeof value === "number" ? JSON.stringify(value).replace("e+", "e") : JSON.stringify(value)
 
-/** prettier's width of a text: its length, unless some character is wide or combining. */
-const widthOf = (text: string): number => util.getStringWidth(text)
+/** A text's width in columns, as prettier measures lines: wide characters count two. */
+type Measure = (text: string) => number
+
+/** Whether a key or a string of `value` holds a character outside printable ASCII. */
+const holdsNonAscii = (value: Json): boolean => {
+  if (typeof value === "string") return /[^\x20-\x7e]/.test(value)
+  if (isArray(value)) return value.some(holdsNonAscii)
+  if (isObject(value)) {
+    return keysOf(value).some((key) => /[^\x20-\x7e]/.test(key) || holdsNonAscii(value[key]!))
+  }
+  return false
+}
+
+/** A one-line form and its width. */
+interface Flat {
+  readonly text: string
+  readonly width: number
+}
+
+const EMPTY_ARRAY: Flat = { text: "[]", width: 2 }
+const EMPTY_OBJECT: Flat = { text: "{}", width: 2 }
 
 /**
  * The one-line form when it is at most `budget` columns wide; undefined when it is wider or must
  * break whatever the width. Stopping at the budget keeps layout linear in the document's size.
  */
-const flat = (value: Json, budget: number): { text: string; width: number } | undefined => {
-  if (isArray(value) || isObject(value)) {
-    const entries: readonly (readonly [string | undefined, Json])[] = isArray(value)
-      ? value.map((item) => [undefined, item] as const)
-      : membersOf(value)
-    if (entries.length === 0)
-      return isArray(value) ? { text: "[]", width: 2 } : { text: "{}", width: 2 }
-    if (isArray(value) && breaksAlways(value)) return undefined
-    const [open, close] = isArray(value) ? ["[", "]"] : ["{ ", " }"]
-    const parts: string[] = []
-    let width = open.length + close.length + 2 * (entries.length - 1)
-    for (const [key, member] of entries) {
-      const prefix = key === undefined ? "" : `${JSON.stringify(key)}: `
-      width += widthOf(prefix)
+const flat = (value: Json, budget: number, widthOf: Measure): Flat | undefined => {
+  if (isArray(value)) {
+    if (value.length === 0) return EMPTY_ARRAY
+    if (breaksAlways(value)) return undefined
+    let text = "["
+    let width = 2 + 2 * (value.length - 1)
+    for (let index = 0; index < value.length; index++) {
       if (width > budget) return undefined
-      const part = flat(member, budget - width)
+      const part = flat(value[index]!, budget - width, widthOf)
       if (part === undefined) return undefined
       width += part.width
-      parts.push(`${prefix}${part.text}`)
+      text += index === 0 ? part.text : `, ${part.text}`
     }
-    return width > budget ? undefined : { text: `${open}${parts.join(", ")}${close}`, width }
+    return width > budget ? undefined : { text: `${text}]`, width }
+  }
+  if (isObject(value)) {
+    const keys = keysOf(value)
+    if (keys.length === 0) return EMPTY_OBJECT
+    let text = "{ "
+    let width = 4 + 2 * (keys.length - 1)
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!
+      const prefix = `${JSON.stringify(key)}: `
+      width += widthOf(prefix)
+      if (width > budget) return undefined
+      const part = flat(value[key]!, budget - width, widthOf)
+      if (part === undefined) return undefined
+      width += part.width
+      text += `${index === 0 ? "" : ", "}${prefix}${part.text}`
+    }
+    return width > budget ? undefined : { text: `${text} }`, width }
   }
   const text = scalar(value)
   const width = widthOf(text)
@@ -85,24 +111,30 @@ const flat = (value: Json, budget: number): { text: string; width: number } | un
  * Prints `value` starting at `column` of a line indented by `indent`, followed on the same line by
  * `trailing` characters (a comma) before the next line break.
  */
-const layout = (value: Json, indent: string, column: number, trailing: number): string => {
-  const oneLine = flat(value, WIDTH - column - trailing)
+const layout = (
+  value: Json,
+  indent: string,
+  column: number,
+  trailing: number,
+  widthOf: Measure,
+): string => {
+  const oneLine = flat(value, WIDTH - column - trailing, widthOf)
   if (oneLine !== undefined) return oneLine.text
   const inner = indent + INDENT
   if (isArray(value)) {
     if (isNumberList(value)) return fillNumbers(value, indent)
     const items = value.map(
       (item, index) =>
-        `${inner}${layout(item, inner, inner.length, index < value.length - 1 ? 1 : 0)}`,
+        `${inner}${layout(item, inner, inner.length, index < value.length - 1 ? 1 : 0, widthOf)}`,
     )
     return `[\n${items.join(",\n")}\n${indent}]`
   }
   if (isObject(value)) {
-    const members = membersOf(value)
-    const lines = members.map(([key, member], index) => {
+    const keys = keysOf(value)
+    const lines = keys.map((key, index) => {
       const prefix = `${inner}${JSON.stringify(key)}: `
-      const last = index === members.length - 1
-      return `${prefix}${layout(member, inner, widthOf(prefix), last ? 0 : 1)}`
+      const last = index === keys.length - 1
+      return `${prefix}${layout(value[key]!, inner, widthOf(prefix), last ? 0 : 1, widthOf)}`
     })
     return `{\n${lines.join(",\n")}\n${indent}}`
   }
@@ -131,7 +163,15 @@ const fillNumbers = (numbers: readonly number[], indent: string): string => {
 
 /**
  * @example
- * jsonText({ $comment: "Generated by akter …", required: ["id", "amount"] })
+ * await jsonText({ $comment: "Generated by akter …", required: ["id", "amount"] })
  * // '{ "$comment": "Generated by akter …", "required": ["id", "amount"] }\n'
  */
-export const jsonText = (value: unknown): string => `${layout(value as Json, "", 0, 0)}\n`
+export const jsonText = async (value: unknown): Promise<string> => {
+  const json = value as Json
+  // printable ASCII is as wide as it is long; only other text needs prettier's measure, whose
+  // module costs more to load than laying out every document of the benchmark's 20 owners
+  const widthOf: Measure = holdsNonAscii(json)
+    ? (await import("prettier")).util.getStringWidth
+    : (text) => text.length
+  return `${layout(json, "", 0, 0, widthOf)}\n`
+}

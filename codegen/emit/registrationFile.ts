@@ -12,13 +12,20 @@ import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import {
-  dataLiteral,
-  ModuleBuilder,
-  numberLiteral,
+  arrowFunction,
+  asType,
+  call,
+  identifier,
+  keywordType,
+  member,
+  nullValue,
+  numberValue,
   objectLiteral,
-  stringLiteral,
-  type JsonDocument,
-} from "./writer.js"
+  stringValue,
+  typeReference,
+  type ValueSyntax,
+} from "./typeScriptSyntax.js"
+import { ModuleBuilder, type JsonDocument } from "./writer.js"
 
 const REGISTRATION = "registration"
 const CANONICAL = "canonical"
@@ -41,11 +48,11 @@ export const canonicalFile = (plan: OwnerPlan): JsonDocument => ({
 /** Imports what registration.ts refers to, by the name it can use. */
 interface RegistrationImports {
   /** A schema or error class of this owner's types.ts. */
-  own(name: string): string
+  own(name: string): ValueSyntax
   /** A schema of another owner's types.ts (`start` steps pass the target's input). */
-  foreign(owner: OwnerPlan, name: string): string
+  foreign(owner: OwnerPlan, name: string): ValueSyntax
   /** The registration of another owner (`start` steps name the owner they start). */
-  registrationOf(owner: OwnerPlan): string
+  registrationOf(owner: OwnerPlan): ValueSyntax
 }
 
 const stepSettings = (
@@ -53,9 +60,9 @@ const stepSettings = (
   project: ProjectPlan,
   self: OwnerPlan,
   imports: RegistrationImports,
-): string => {
+): ValueSyntax => {
   const { decl } = plan
-  const settings: (readonly [string, string])[] = []
+  const settings: (readonly [string, ValueSyntax])[] = []
   switch (decl.kind) {
     case "activity":
       if (plan.input !== null) settings.push(["input", imports.own(plan.input.schema)])
@@ -63,20 +70,20 @@ const stepSettings = (
         settings.push([
           "retry",
           objectLiteral([
-            ["attempts", numberLiteral(decl.retry.attempts)],
-            ["initialMs", numberLiteral(decl.retry.initialMs)],
-            ["factor", numberLiteral(decl.retry.factor)],
-            ["maxMs", numberLiteral(decl.retry.maxMs)],
+            ["attempts", numberValue(decl.retry.attempts)],
+            ["initialMs", numberValue(decl.retry.initialMs)],
+            ["factor", numberValue(decl.retry.factor)],
+            ["maxMs", numberValue(decl.retry.maxMs)],
           ]),
         ])
       }
-      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberLiteral(decl.timeoutMs)])
+      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberValue(decl.timeoutMs)])
       break
     case "sleep":
-      if (decl.durationMs !== null) settings.push(["durationMs", numberLiteral(decl.durationMs)])
+      if (decl.durationMs !== null) settings.push(["durationMs", numberValue(decl.durationMs)])
       break
     case "wait":
-      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberLiteral(decl.timeoutMs)])
+      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberValue(decl.timeoutMs)])
       break
     case "start": {
       const target = project.startTarget(decl)
@@ -96,7 +103,11 @@ const stepSettings = (
       // a thunk: owners may start each other, and a module cycle is fine when nothing is read at load
       settings.push([
         "target",
-        `() => ${own ? REGISTRATION : imports.registrationOf(target.owner)}`,
+        arrowFunction(
+          [],
+          undefined,
+          own ? identifier(REGISTRATION) : imports.registrationOf(target.owner),
+        ),
       ])
       break
     }
@@ -111,11 +122,25 @@ const workflowRegistration = (
   owner: OwnerPlan,
   project: ProjectPlan,
   imports: RegistrationImports,
-): string => {
+): ValueSyntax => {
   const canonical = owner.canonical.workflows[workflow.name]!
-  const entries: (readonly [string, string])[] = [
-    ["hashes", dataLiteral(workflowHashes(canonical))],
-    ["key", workflow.decl.key === null ? "null" : stringLiteral(workflow.decl.key)],
+  const hashes = workflowHashes(canonical)
+  const entries: (readonly [string, ValueSyntax])[] = [
+    [
+      "hashes",
+      objectLiteral([
+        ["compatibility", stringValue(hashes.compatibility)],
+        ["input", stringValue(hashes.input)],
+        ["output", stringValue(hashes.output)],
+        [
+          "steps",
+          objectLiteral(
+            Object.entries(hashes.steps).map(([step, hash]) => [step, stringValue(hash)]),
+          ),
+        ],
+      ]),
+    ],
+    ["key", workflow.decl.key === null ? nullValue : stringValue(workflow.decl.key)],
   ]
   if (workflow.input !== null) entries.push(["input", imports.own(workflow.input.schema)])
   entries.push([
@@ -146,18 +171,24 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
     "AkterOwnerRegistration",
   )
   const imports: RegistrationImports = {
-    own: (name) => module.importValue("./types.js", name, `${plan.owner}${name}`),
+    own: (name) => identifier(module.importValue("./types.js", name, `${plan.owner}${name}`)),
     foreign: (owner, name) =>
-      module.importValue(`../${owner.folder}/types.js`, name, `${owner.owner}${name}`),
+      identifier(module.importValue(`../${owner.folder}/types.js`, name, `${owner.owner}${name}`)),
     registrationOf: (owner) =>
-      module.importValue(
-        `../${owner.folder}/registration.js`,
-        REGISTRATION,
-        `${owner.folder}Registration`,
+      identifier(
+        module.importValue(
+          `../${owner.folder}/registration.js`,
+          REGISTRATION,
+          `${owner.folder}Registration`,
+        ),
       ),
   }
   const file = module.importJson("./canonical.json", CANONICAL_FILE)
-  module.constant(CANONICAL, `${file}.${CANONICAL} as unknown as ${canonicalOwner}`, {
+  const canonical = asType(
+    asType(member(file, CANONICAL), keywordType("unknown")),
+    typeReference(canonicalOwner),
+  )
+  module.constant(CANONICAL, canonical, {
     exported: false,
     docs: [
       `The replay-relevant projection of ${plan.source.file}, which every hash below is computed over.`,
@@ -165,9 +196,9 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
     ].join("\n\n"),
   })
   const registration = objectLiteral([
-    ["source", stringLiteral(plan.source.file)],
-    ["hash", stringLiteral(plan.hash)],
-    [CANONICAL, CANONICAL],
+    ["source", stringValue(plan.source.file)],
+    ["hash", stringValue(plan.hash)],
+    [CANONICAL, identifier(CANONICAL)],
     [
       "events",
       objectLiteral(plan.events.map((event) => [event.event, imports.own(event.payload.schema)])),
@@ -182,9 +213,9 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
       ),
     ],
   ])
-  module.constant(REGISTRATION, `${defineOwner}(${registration})`, {
+  module.constant(REGISTRATION, call(defineOwner, [registration]), {
     // annotated: a start step's thunk refers to a registration, maybe this one, while it is defined
-    type: ownerRegistration,
+    type: typeReference(ownerRegistration),
     docs: [
       `Everything the runtime needs about owner \`${plan.owner}\`: hashes, schemas, error classes and step settings.`,
       "`defineOwner` recomputes every hash from `canonical` when this module loads and refuses a registration that does not match its manifest.",

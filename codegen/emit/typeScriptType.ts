@@ -5,7 +5,17 @@
  * No global type (`Record`, `ReadonlyArray`) is used, so a manifest type of that name shadows nothing.
  */
 import type { TypeNode } from "../../runtime/model/typeModel.js"
-import { objectTypeLiteral, readonlyArrayType, stringLiteral, unionType } from "./writer.js"
+import {
+  keywordType,
+  objectType,
+  property,
+  readonlyArrayType,
+  recordType,
+  stringLiteralType,
+  typeReference,
+  unionType,
+  type TypeSyntax,
+} from "./typeScriptSyntax.js"
 
 /** Local names the printed types refer to. */
 export interface TypeNames {
@@ -14,35 +24,40 @@ export interface TypeNames {
 }
 
 /** `{ readonly amount: number; readonly currency: "USD" | "EUR" }` for `{ amount: integer, … }`. */
-export const typeScriptType = (node: TypeNode, names: TypeNames): string => {
+export const typeScriptType = (node: TypeNode, names: TypeNames): TypeSyntax => {
   switch (node.kind) {
     case "string":
     case "number":
     case "boolean":
     case "null":
-      return node.kind
+      return keywordType(node.kind)
     case "integer":
-      return "number"
+      return keywordType("number")
     case "json":
-      return names.json
+      return typeReference(names.json)
     case "ref":
-      return node.name
+      return typeReference(node.name)
     case "enum":
-      return unionType([...new Set(node.values)].map(stringLiteral))
+      return unionType([...new Set(node.values)].map(stringLiteralType))
     case "oneOf":
       return unionType(node.variants.map((variant) => typeScriptType(variant, names)))
     case "array":
       return readonlyArrayType(typeScriptType(node.items, names))
     case "record":
-      return `{ readonly [key: string]: ${typeScriptType(node.values, names)} }`
+      return recordType(typeScriptType(node.values, names))
     case "object":
-      return objectTypeLiteral(
-        Object.entries(node.fields).map(([name, field]) => ({
-          name,
-          type: typeScriptType(field.type, names),
-          optional: field.optional,
-          docs: field.description ?? field.type.description,
-        })),
-      )
+      return objectType(objectProperties(node.fields, names))
   }
 }
+
+/** The properties of an object type, each with the docs its field or its type has. */
+export const objectProperties = (
+  fields: Extract<TypeNode, { kind: "object" }>["fields"],
+  names: TypeNames,
+) =>
+  Object.entries(fields).map(([name, field]) =>
+    property(name, typeScriptType(field.type, names), {
+      optional: field.optional,
+      docs: field.description ?? field.type.description,
+    }),
+  )

@@ -6,8 +6,18 @@
 import { generatedTypeNames, JSON_TYPE_NAME } from "../manifest/names.js"
 import type { OwnerPlan, TypeDeclaration } from "./ownerPlan.js"
 import { hasObjectParts } from "../manifest/typeParts.js"
-import { typeScriptType, type TypeNames } from "./typeScriptType.js"
-import { ModuleBuilder, stringLiteral } from "./writer.js"
+import { objectProperties, typeScriptType, type TypeNames } from "./typeScriptType.js"
+import {
+  keywordType,
+  methodCall,
+  property,
+  readonlyArrayType,
+  recordType,
+  stringValue,
+  typeReference,
+  unionType,
+} from "./typeScriptSyntax.js"
+import { ModuleBuilder } from "./writer.js"
 import { zodSchema } from "./zodSchema.js"
 
 /** Every name an owner's types.ts declares, in the order it declares them. */
@@ -28,18 +38,13 @@ const declareType = (
   if (type.kind === "object") {
     module.interface(declaration.name, {
       docs: declaration.docs,
-      properties: Object.entries(type.fields).map(([name, field]) => ({
-        name,
-        type: typeScriptType(field.type, names),
-        optional: field.optional,
-        docs: field.description ?? field.type.description,
-      })),
+      properties: objectProperties(type.fields, names),
     })
   } else {
     module.typeAlias(declaration.name, typeScriptType(type, names), declaration.docs)
   }
   module.constant(declaration.schema, zodSchema(type, z), {
-    type: `${z}.ZodType<${declaration.name}>`,
+    type: typeReference(`${z}.ZodType`, [typeReference(declaration.name)]),
     docs: hasObjectParts(type)
       ? `Strict schema of {@link ${declaration.name}}: unknown keys are errors.`
       : `Schema of {@link ${declaration.name}}.`,
@@ -58,9 +63,17 @@ export const typesModule = (plan: OwnerPlan): ModuleBuilder => {
   const z = module.importValue("zod", "z", "zod")
   const names: TypeNames = { json: JSON_TYPE_NAME }
   if (plan.usesJson) {
+    const json = typeReference(JSON_TYPE_NAME)
     module.typeAlias(
       JSON_TYPE_NAME,
-      `string | number | boolean | null | readonly ${JSON_TYPE_NAME}[] | { readonly [key: string]: ${JSON_TYPE_NAME} }`,
+      unionType([
+        keywordType("string"),
+        keywordType("number"),
+        keywordType("boolean"),
+        keywordType("null"),
+        readonlyArrayType(json),
+        recordType(json),
+      ]),
       "Any JSON value: what a field of type `json` holds.",
     )
   }
@@ -69,17 +82,22 @@ export const typesModule = (plan: OwnerPlan): ModuleBuilder => {
     const data = module.importValue("effect", "Data", "EffectData")
     for (const error of plan.errors) {
       const payload = typeScriptType(error.payload, names)
-      const fields = payload === "{}" ? "" : `<${payload}>`
+      const empty = payload.kind === "objectType" && payload.members.length === 0
       module.emptyClass(
         error.name,
-        `${data}.TaggedError(${stringLiteral(error.name)})${fields}`,
+        {
+          expression: methodCall(data, "TaggedError", [stringValue(error.name)]),
+          typeArguments: empty ? [] : [payload],
+        },
         error.docs,
       )
     }
   }
   module.interface(generatedTypeNames.ownerEvents(plan.owner), {
     docs: `Events of owner \`${plan.owner}\` by name: what \`emit\` accepts and \`wait\` steps receive.`,
-    properties: plan.events.map((event) => ({ name: event.event, type: event.payload.name })),
+    properties: plan.events.map((event) =>
+      property(event.event, typeReference(event.payload.name)),
+    ),
   })
   return module
 }

@@ -7,16 +7,23 @@ import { generatedTypeNames, pascalCase } from "../manifest/names.js"
 import { formatDuration, type OwnerPlan, type StepPlan, type WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import { typesFileNames } from "./typesFile.js"
+import { propertyKey } from "./literals.js"
 import {
-  ModuleBuilder,
+  arrowFunction,
+  call,
+  identifier,
+  keywordType,
   objectLiteral,
-  propertyKey,
+  property,
   readonlyArrayType,
-  stringLiteral,
+  stringLiteralType,
+  stringValue,
+  typeReference,
   unionType,
-  type MethodDeclaration,
-  type PropertyDeclaration,
-} from "./writer.js"
+  type PropertySyntax,
+  type TypeSyntax,
+} from "./typeScriptSyntax.js"
+import { ModuleBuilder, type MethodDeclaration } from "./writer.js"
 
 /** Every name an owner's workflows.ts declares. */
 export const workflowsFileNames = (plan: OwnerPlan): string[] =>
@@ -33,20 +40,25 @@ interface WorkflowsImports {
   akterValue(name: string): string
   effect(name: string): string
   /** A type of this owner's types.ts. */
-  own(name: string): string
+  own(name: string): TypeSyntax
   /** A type of this owner's client.ts (the workflow's error union). */
-  client(name: string): string
+  client(name: string): TypeSyntax
   /** A type of another owner's types.ts (`start` steps pass the target's input). */
-  foreign(owner: OwnerPlan, name: string): string
+  foreign(owner: OwnerPlan, name: string): TypeSyntax
 }
 
 const joinDocs = (generated: string, description: string | undefined): string =>
   description === undefined ? generated : `${generated}\n\n${description.trim()}`
 
-const effectType = (imports: WorkflowsImports, value: string, error: string): string =>
-  error === "never"
-    ? `${imports.effect("Effect")}.Effect<${value}>`
-    : `${imports.effect("Effect")}.Effect<${value}, ${error}>`
+const VOID = keywordType("void")
+const NEVER = keywordType("never")
+
+/** `Effect.Effect<A>`, or `Effect.Effect<A, E>` when something can fail. */
+const effectType = (imports: WorkflowsImports, value: TypeSyntax, error: TypeSyntax): TypeSyntax =>
+  typeReference(
+    `${imports.effect("Effect")}.Effect`,
+    error.kind === "keyword" && error.name === "never" ? [value] : [value, error],
+  )
 
 const retryDocs = (plan: StepPlan): string => {
   if (plan.decl.kind !== "activity" || plan.decl.retry === null) return ""
@@ -64,7 +76,7 @@ const stepMethod = (
   const errorsOf = (names: readonly string[]) => unionType(names.map(imports.own))
   switch (decl.kind) {
     case "activity": {
-      const output = step.output === null ? "void" : imports.own(step.output.name)
+      const output = step.output === null ? VOID : imports.own(step.output.name)
       return {
         name: step.name,
         parameters:
@@ -82,11 +94,11 @@ const stepMethod = (
         parameters: [
           {
             name: "duration",
-            type: `${imports.effect("Duration")}.Input`,
+            type: typeReference(`${imports.effect("Duration")}.Input`),
             optional: decl.durationMs !== null,
           },
         ],
-        returns: effectType(imports, "void", "never"),
+        returns: effectType(imports, VOID, NEVER),
         docs: joinDocs(
           `Sleeps durably for \`duration\`${decl.durationMs === null ? "" : ` (default ${formatDuration(decl.durationMs)})`}; the wake-up time is fixed when the step is first reached.`,
           decl.description,
@@ -100,14 +112,16 @@ const stepMethod = (
         parameters: [
           {
             name: "options",
-            type: `${imports.akter(timed ? "TimedWaitOptions" : "WaitOptions")}<${payload}>`,
+            type: typeReference(imports.akter(timed ? "TimedWaitOptions" : "WaitOptions"), [
+              payload,
+            ]),
             optional: true,
           },
         ],
         returns: effectType(
           imports,
-          timed ? `${imports.effect("Option")}.Option<${payload}>` : payload,
-          "never",
+          timed ? typeReference(`${imports.effect("Option")}.Option`, [payload]) : payload,
+          NEVER,
         ),
         docs: joinDocs(
           timed
@@ -118,7 +132,7 @@ const stepMethod = (
       }
     }
     case "race": {
-      const value = step.output === null ? "void" : imports.own(step.output.name)
+      const value = step.output === null ? VOID : imports.own(step.output.name)
       const branch = effectType(imports, value, errorsOf(decl.errors))
       return {
         name: step.name,
@@ -147,10 +161,10 @@ const stepMethod = (
       return {
         name: step.name,
         parameters: [
-          { name: "ownerId", type: "string" },
+          { name: "ownerId", type: keywordType("string") },
           ...(inputType === undefined ? [] : [{ name: "input", type: inputType }]),
         ],
-        returns: effectType(imports, "string", "never"),
+        returns: effectType(imports, keywordType("string"), NEVER),
         docs: joinDocs(
           `Starts workflow \`${decl.owner}.${decl.workflow}\` for \`ownerId\`, exactly once; resolves to the started execution's id.`,
           decl.description,
@@ -160,19 +174,18 @@ const stepMethod = (
   }
 }
 
-const activityProperty = (step: StepPlan, imports: WorkflowsImports): PropertyDeclaration[] => {
+const activityProperty = (step: StepPlan, imports: WorkflowsImports): PropertySyntax[] => {
   if (step.decl.kind !== "activity") return []
-  const output = step.output === null ? "void" : imports.own(step.output.name)
+  const output = step.output === null ? VOID : imports.own(step.output.name)
   const errors = unionType(step.decl.errors.map(imports.own))
   return [
-    {
-      name: step.name,
-      type:
-        step.input === null
-          ? `${imports.akter("InputlessActivity")}<${output}, ${errors}>`
-          : `${imports.akter("Activity")}<${imports.own(step.input.name)}, ${output}, ${errors}>`,
-      docs: step.decl.description,
-    },
+    property(
+      step.name,
+      step.input === null
+        ? typeReference(imports.akter("InputlessActivity"), [output, errors])
+        : typeReference(imports.akter("Activity"), [imports.own(step.input.name), output, errors]),
+      { docs: step.decl.description },
+    ),
   ]
 }
 
@@ -202,9 +215,9 @@ const declareWorkflow = (
   imports: WorkflowsImports,
   registration: string,
 ): void => {
-  const markers = Object.keys(workflow.decl.versions).map(stringLiteral)
+  const markers = Object.keys(workflow.decl.versions).map(stringLiteralType)
   module.interface(generatedTypeNames.workflowSteps(workflow.name), {
-    extends: `${imports.akter("WorkflowSteps")}<${unionType(markers)}>`,
+    extends: typeReference(imports.akter("WorkflowSteps"), [unionType(markers)]),
     docs: `What the body of workflow \`${workflow.name}\` calls: one method per step of ${owner.source.file}.`,
     methods: workflow.steps.map((step) => stepMethod(step, owner, project, imports)),
   })
@@ -213,15 +226,15 @@ const declareWorkflow = (
     properties: workflow.steps.flatMap((step) => activityProperty(step, imports)),
   })
   const definition = [
-    workflow.input === null ? "void" : imports.own(workflow.input.name),
-    workflow.output === null ? "void" : imports.own(workflow.output.name),
+    workflow.input === null ? VOID : imports.own(workflow.input.name),
+    workflow.output === null ? VOID : imports.own(workflow.output.name),
     imports.client(generatedTypeNames.workflowError(workflow.name)),
-    generatedTypeNames.workflowSteps(workflow.name),
-    generatedTypeNames.workflowActivities(workflow.name),
+    typeReference(generatedTypeNames.workflowSteps(workflow.name)),
+    typeReference(generatedTypeNames.workflowActivities(workflow.name)),
   ]
   module.typeAlias(
     generatedTypeNames.workflowDefinition(workflow.name),
-    `${imports.akter("WorkflowDefinition")}<${definition.join(", ")}>`,
+    typeReference(imports.akter("WorkflowDefinition"), definition),
     `An implementation of workflow \`${workflow.name}\`: its activities and its body.`,
   )
   const implementation = imports.akter("WorkflowImplementation")
@@ -231,7 +244,20 @@ const declareWorkflow = (
     objectLiteral([
       [
         "implement",
-        `(definition: ${generatedTypeNames.workflowDefinition(workflow.name)}): ${implementation} => ${implementWorkflow}(${registration}, ${stringLiteral(workflow.name)}, definition)`,
+        arrowFunction(
+          [
+            {
+              name: "definition",
+              type: typeReference(generatedTypeNames.workflowDefinition(workflow.name)),
+            },
+          ],
+          typeReference(implementation),
+          call(implementWorkflow, [
+            identifier(registration),
+            stringValue(workflow.name),
+            identifier("definition"),
+          ]),
+        ),
       ],
     ]),
     {
@@ -255,10 +281,12 @@ export const workflowsModule = (plan: OwnerPlan, project: ProjectPlan): ModuleBu
     akter: (name) => module.importType("akter", name, `Akter${name}`),
     akterValue: (name) => module.importValue("akter", name, `akter${pascalCase(name)}`),
     effect: (name) => module.importType("effect", name, `Effect${name}`),
-    own: (name) => module.importType("./types.js", name, `${plan.owner}${name}`),
-    client: (name) => module.importType("./client.js", name, `${plan.owner}${name}`),
+    own: (name) => typeReference(module.importType("./types.js", name, `${plan.owner}${name}`)),
+    client: (name) => typeReference(module.importType("./client.js", name, `${plan.owner}${name}`)),
     foreign: (owner, name) =>
-      module.importType(`../${owner.folder}/types.js`, name, `${owner.owner}${name}`),
+      typeReference(
+        module.importType(`../${owner.folder}/types.js`, name, `${owner.owner}${name}`),
+      ),
   }
   const registration = module.importValue("./registration.js", "registration", "ownerRegistration")
   for (const workflow of plan.workflows) {

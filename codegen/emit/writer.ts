@@ -1,16 +1,21 @@
 /**
  * The one writer of generated TypeScript. Emitters describe a module as declarations (imports,
- * interfaces, type aliases, constants, classes, re-exports) with type and value texts made by the
- * literal helpers below; `renderFiles` prints each module's statements, puts the header on top,
- * and formats it with prettier's pinned options. Nothing else in codegen concatenates TypeScript.
- * Prettier is loaded only when something is rendered, so planning and validating stay cheap.
+ * interfaces, type aliases, constants, classes, re-exports) whose types and values are the syntax
+ * trees of `typeScriptSyntax.ts`; `renderFiles` lays each module out as prettier would format it
+ * (`typeScriptLayout.ts`) under its header. Nothing else in codegen concatenates TypeScript. The
+ * layout is loaded only when something is rendered, so planning and validating stay cheap.
  *
- * The writer prints statements itself rather than through ts-morph's structures: for the 200
- * workflows of `bench/codegen.ts`, loading ts-morph and printing and re-parsing its structures took
- * more CPU time than prettier's formatting, and prettier parses every file anyway, so a printing
- * mistake still fails generation instead of reaching a user.
+ * The writer builds syntax trees rather than text or ts-morph's structures: a tree says where a line
+ * may break, so the layout needs neither a parser nor prettier's round trip. For the 200 workflows
+ * of `bench/codegen.ts`, ts-morph's structures cost more CPU time than prettier's formatting, and
+ * prettier's parse and print of the printed text were 2.3 s of a 2.9 s cold generation.
  */
-import { isDeclarableIdentifier, isPlainPropertyName } from "./names.js"
+import type {
+  ParameterSyntax,
+  PropertySyntax,
+  TypeSyntax,
+  ValueSyntax,
+} from "./typeScriptSyntax.js"
 
 /** The two lines every generated file starts with. */
 export interface GeneratedHeader {
@@ -24,28 +29,21 @@ export const headerLines = (header: GeneratedHeader): readonly [string, string] 
   `Manifest hash: ${header.hash}`,
 ]
 
-export interface PropertyDeclaration {
-  readonly name: string
-  readonly type: string
-  readonly optional?: boolean
-  readonly docs?: string | undefined
-}
-
-export interface ParameterDeclaration {
-  readonly name: string
-  readonly type: string
-  readonly optional?: boolean
-}
-
 export interface MethodDeclaration {
   readonly name: string
-  readonly parameters: readonly ParameterDeclaration[]
-  readonly returns: string
+  readonly parameters: readonly ParameterSyntax[]
+  readonly returns: TypeSyntax
   readonly docs?: string | undefined
+}
+
+/** `extends Data.TaggedError("OutOfStock")<{ readonly sku: Sku }>`: a class and its type arguments. */
+export interface Heritage {
+  readonly expression: ValueSyntax
+  readonly typeArguments: readonly TypeSyntax[]
 }
 
 /** One top-level statement of a module, in the writer's own terms. */
-type Statement =
+export type Statement =
   | {
       readonly kind: "import"
       readonly from: string
@@ -67,29 +65,29 @@ type Statement =
   | {
       readonly kind: "typeAlias"
       readonly name: string
-      readonly type: string
+      readonly type: TypeSyntax
       readonly docs: string | undefined
     }
   | {
       readonly kind: "interface"
       readonly name: string
-      readonly extends: string | undefined
-      readonly properties: readonly PropertyDeclaration[]
+      readonly extends: TypeSyntax | undefined
+      readonly properties: readonly PropertySyntax[]
       readonly methods: readonly MethodDeclaration[]
       readonly docs: string | undefined
     }
   | {
       readonly kind: "const"
       readonly name: string
-      readonly type: string | undefined
-      readonly value: string
+      readonly type: TypeSyntax | undefined
+      readonly value: ValueSyntax
       readonly exported: boolean
       readonly docs: string | undefined
     }
   | {
       readonly kind: "class"
       readonly name: string
-      readonly extends: string
+      readonly extends: Heritage
       readonly docs: string | undefined
     }
 
@@ -169,15 +167,15 @@ export class ModuleBuilder {
     return local
   }
 
-  typeAlias(name: string, type: string, docs?: string): void {
+  typeAlias(name: string, type: TypeSyntax, docs?: string): void {
     this.declarations.push({ kind: "typeAlias", name, type, docs })
   }
 
   interface(
     name: string,
     members: {
-      readonly extends?: string
-      readonly properties?: readonly PropertyDeclaration[]
+      readonly extends?: TypeSyntax
+      readonly properties?: readonly PropertySyntax[]
       readonly methods?: readonly MethodDeclaration[]
       readonly docs?: string | undefined
     },
@@ -194,9 +192,9 @@ export class ModuleBuilder {
 
   constant(
     name: string,
-    value: string,
+    value: ValueSyntax,
     options: {
-      readonly type?: string
+      readonly type?: TypeSyntax
       readonly docs?: string | undefined
       readonly exported?: boolean
     } = {},
@@ -212,8 +210,8 @@ export class ModuleBuilder {
   }
 
   /** An exported class with an empty body, e.g. a tagged error: `class X extends Base<T> {}`. */
-  emptyClass(name: string, extendsText: string, docs?: string): void {
-    this.declarations.push({ kind: "class", name, extends: extendsText, docs })
+  emptyClass(name: string, heritage: Heritage, docs?: string): void {
+    this.declarations.push({ kind: "class", name, extends: heritage, docs })
   }
 
   /** `export * from "./types.js"`. */
@@ -284,62 +282,6 @@ export interface RenderedFile {
   readonly text: string
 }
 
-/** A TSDoc block for `docs`, on one line when the text is; empty when there are none. */
-const docComment = (docs: string | undefined): string => {
-  const [text] = docsOf(docs)
-  if (text === undefined) return ""
-  if (!text.includes("\n")) return `/** ${text} */\n`
-  const lines = text.split("\n").map((line) => ` * ${line}`.trimEnd())
-  return `/**\n${lines.join("\n")}\n */\n`
-}
-
-const exportKeyword = (exported: boolean): string => (exported ? "export " : "")
-
-const printStatement = (statement: Statement): string => {
-  switch (statement.kind) {
-    case "import": {
-      const names = statement.names.map(({ name, alias }) =>
-        alias === undefined ? name : `${name} as ${alias}`,
-      )
-      return `import ${statement.typeOnly ? "type " : ""}{ ${names.join(", ")} } from ${stringLiteral(statement.from)}`
-    }
-    case "importJson":
-      return `import ${statement.local} from ${stringLiteral(statement.from)} with { type: "json" }`
-    case "exportFrom": {
-      const what = statement.names === undefined ? "*" : `{ ${statement.names.join(", ")} }`
-      const from = statement.from === undefined ? "" : ` from ${stringLiteral(statement.from)}`
-      return `export ${statement.typeOnly ? "type " : ""}${what}${from}`
-    }
-    case "typeAlias":
-      return `${docComment(statement.docs)}export type ${statement.name} = ${statement.type}`
-    case "interface": {
-      const properties = statement.properties.map(
-        (property) =>
-          `${docComment(property.docs)}readonly ${propertyKey(property.name)}${property.optional === true ? "?" : ""}: ${optionalType(property)}`,
-      )
-      const methods = statement.methods.map((method) => {
-        const parameters = method.parameters.map(
-          (parameter) =>
-            `${parameter.name}${parameter.optional === true ? "?" : ""}: ${parameter.type}`,
-        )
-        return `${docComment(method.docs)}${propertyKey(method.name)}(${parameters.join(", ")}): ${method.returns}`
-      })
-      const heritage = statement.extends === undefined ? "" : ` extends ${statement.extends}`
-      return `${docComment(statement.docs)}export interface ${statement.name}${heritage} {\n${[...properties, ...methods].join("\n")}\n}`
-    }
-    case "const": {
-      const type = statement.type === undefined ? "" : `: ${statement.type}`
-      return `${docComment(statement.docs)}${exportKeyword(statement.exported)}const ${statement.name}${type} = ${statement.value}`
-    }
-    case "class":
-      return `${docComment(statement.docs)}export class ${statement.name} extends ${statement.extends} {}`
-  }
-}
-
-/** A property's type: an optional one also admits `undefined`, as zod's `.optional()` produces. */
-const optionalType = (property: PropertyDeclaration): string =>
-  property.optional === true ? `${property.type} | undefined` : property.type
-
 /** A generated JSON file: `$comment` carries the header (JSON has no comments). */
 export interface JsonDocument {
   readonly path: string
@@ -347,163 +289,29 @@ export interface JsonDocument {
   readonly document: Readonly<Record<string, unknown>>
 }
 
-/** The text of a module before formatting: header, then its statement groups a blank line apart. */
-export const moduleText = (module: ModuleBuilder): string => {
-  const [first, second] = headerLines(module.header)
-  const groups = module.statements().map((group) => group.map(printStatement).join("\n"))
-  return `// ${first}\n// ${second}\n\n${groups.join("\n\n")}\n`
-}
-
 /**
- * Prints every module and formats it with prettier's pinned options; lays every JSON document out
- * the way prettier would (see `jsonLayout.ts`). The files come back in the order given.
+ * Lays every module out as prettier formats it (see `typeScriptLayout.ts`), and every JSON document
+ * as prettier would (see `jsonLayout.ts`). The files come back in the order given.
  */
 export const renderFiles = async (
   modules: readonly ModuleBuilder[],
   documents: readonly JsonDocument[],
 ): Promise<RenderedFile[]> => {
-  const [{ formatTypeScript }, { jsonText }] = await Promise.all([
-    import("./prettierFormat.js"),
+  const [{ moduleDoc, printDoc }, { jsonText }] = await Promise.all([
+    import("./typeScriptLayout.js"),
     import("./jsonLayout.js"),
   ])
-  const rendered: RenderedFile[] = []
-  for (const module of modules) {
-    rendered.push({ path: module.path, text: await formatTypeScript(moduleText(module)) })
-  }
+  const rendered: RenderedFile[] = modules.map((module) => ({
+    path: module.path,
+    text: printDoc(moduleDoc(module.header, module.statements())),
+  }))
   for (const { path, header, document } of documents) {
     rendered.push({
       path,
-      text: jsonText({ $comment: headerLines(header).join(" "), ...document }),
+      text: await jsonText({ $comment: headerLines(header).join(" "), ...document }),
     })
   }
   return rendered
 }
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
-const escapeDocs = (text: string): string => text.replaceAll("*/", "*\\/")
-
-/** Doc text is wrapped to this width, so that a comment block stays within prettier's 100 columns. */
-const DOCS_WIDTH = 92
-
-/**
- * Wraps prose lines at word boundaries; list items keep their hanging indent, and the lines of an
- * `@example` are code, so they are kept as they are.
- */
-export const wrapDocs = (text: string, width = DOCS_WIDTH): string => {
-  const lines: string[] = []
-  let inExample = false
-  for (const line of text.split("\n")) {
-    if (line.startsWith("@")) inExample = line.startsWith("@example")
-    if (inExample || line.length <= width) {
-      lines.push(line)
-      continue
-    }
-    const hanging = line.startsWith("- ") ? "  " : ""
-    let current = ""
-    for (const word of line.split(" ")) {
-      if (current !== "" && current.length + 1 + word.length > width) {
-        lines.push(current)
-        current = `${hanging}${word}`
-      } else {
-        current = current === "" ? word : `${current} ${word}`
-      }
-    }
-    lines.push(current)
-  }
-  return lines.join("\n")
-}
-
-const docsOf = (docs: string | undefined): string[] =>
-  docs === undefined || docs.trim() === "" ? [] : [escapeDocs(wrapDocs(docs.trim()))]
-
-// ---------------------------------------------------------------------------------------------
-// Literal helpers: the texts emitters hand to the builder.
-
-export const stringLiteral = (text: string): string => JSON.stringify(text)
-
-/** A property key: bare when it is an identifier, quoted otherwise (`"charge-card"`). */
-export const propertyKey = (name: string): string =>
-  isPlainPropertyName(name) ? name : stringLiteral(name)
-
-/** A numeric literal; large integers get `_` separators (`86_400_000`) so they read at a glance. */
-export const numberLiteral = (value: number): string => {
-  if (!Number.isInteger(value) || Math.abs(value) < 10_000) return String(value)
-  return String(value).replace(/\B(?=(\d{3})+(?!\d))/g, "_")
-}
-
-/**
- * An object literal from keys and value texts; an entry whose value is its own key is written
- * shorthand (`{ OutOfStock }`).
- */
-export const objectLiteral = (entries: readonly (readonly [string, string])[]): string => {
-  if (entries.length === 0) return "{}"
-  const members = entries.map(([key, value]) =>
-    key === value && isDeclarableIdentifier(key) ? key : `${propertyKey(key)}: ${value}`,
-  )
-  return `{ ${members.join(", ")} }`
-}
-
-/** An object type literal, e.g. `{ readonly sku: Sku }`, with TSDoc on the members that have it. */
-export const objectTypeLiteral = (members: readonly PropertyDeclaration[]): string => {
-  if (members.length === 0) return "{}"
-  const printed = members.map((member) => {
-    const docs = docsOf(member.docs)
-    const comment = docs.length === 0 ? "" : `${inlineDocComment(docs[0]!)} `
-    const mark = member.optional === true ? "?" : ""
-    const type = member.optional === true ? `${member.type} | undefined` : member.type
-    return `${comment}readonly ${propertyKey(member.name)}${mark}: ${type}`
-  })
-  return `{ ${printed.join("; ")} }`
-}
-
-const inlineDocComment = (text: string): string =>
-  text.includes("\n")
-    ? `/**\n${text
-        .split("\n")
-        .map((line) => ` * ${line}`.trimEnd())
-        .join("\n")}\n */\n`
-    : `/** ${text} */`
-
-/**
- * A literal for JSON data (the canonical manifest): objects, arrays, strings, numbers, booleans.
- * `substitute` may replace any part by the text of a reference to it (a shared constant).
- */
-export const dataLiteral = (
-  value: unknown,
-  substitute: (part: unknown) => string | undefined = () => undefined,
-): string => {
-  const print = (part: unknown): string => {
-    const reference = substitute(part)
-    if (reference !== undefined) return reference
-    if (part === null) return "null"
-    if (Array.isArray(part)) return `[${part.map(print).join(", ")}]`
-    switch (typeof part) {
-      case "string":
-        return stringLiteral(part)
-      case "number":
-        return numberLiteral(part)
-      case "boolean":
-        return String(part)
-      case "object":
-        return objectLiteral(
-          Object.entries(part as Record<string, unknown>)
-            .filter(([, member]) => member !== undefined)
-            .map(([key, member]) => [key, print(member)] as const),
-        )
-      default:
-        throw new TypeError(`dataLiteral: a ${typeof part} is not JSON data`)
-    }
-  }
-  return print(value)
-}
-
-/** `readonly T[]`, with parentheses around an item type that needs them: `readonly (A | B)[]`. */
-export const readonlyArrayType = (items: string): string =>
-  /^[A-Za-z_$][\w$.]*(<.*>)?$/.test(items) && !items.includes("|")
-    ? `readonly ${items}[]`
-    : `readonly (${items})[]`
-
-/** A union of type texts, `never` when empty. */
-export const unionType = (members: readonly string[]): string =>
-  members.length === 0 ? "never" : members.join(" | ")

@@ -5,42 +5,53 @@
  */
 import type { TypeNode } from "../../runtime/model/typeModel.js"
 import { generatedValueNames } from "../manifest/names.js"
-import { objectLiteral, stringLiteral } from "./writer.js"
+import {
+  arrayLiteral,
+  identifier,
+  methodCall,
+  objectLiteral,
+  stringValue,
+  type ValueSyntax,
+} from "./typeScriptSyntax.js"
 
 /** `z.strictObject({ amount: z.int(), currency: z.enum(["USD", "EUR"]) })` for a `Money`. */
-export const zodSchema = (node: TypeNode, z: string): string => {
+export const zodSchema = (node: TypeNode, z: string): ValueSyntax => {
   switch (node.kind) {
     case "string":
     case "number":
     case "boolean":
     case "null":
     case "json":
-      return `${z}.${node.kind}()`
+      return methodCall(z, node.kind, [])
     case "integer":
-      return `${z}.int()`
+      return methodCall(z, "int", [])
     case "ref":
-      return generatedValueNames.schema(node.name)
+      return identifier(generatedValueNames.schema(node.name))
     case "enum": {
       const values = [...new Set(node.values)]
       return values.length === 0
-        ? `${z}.never()`
-        : `${z}.enum([${values.map(stringLiteral).join(", ")}])`
+        ? methodCall(z, "never", [])
+        : methodCall(z, "enum", [arrayLiteral(values.map(stringValue))])
     }
     case "oneOf": {
       const variants = node.variants.map((variant) => zodSchema(variant, z))
-      if (variants.length === 0) return `${z}.never()`
-      return variants.length === 1 ? variants[0]! : `${z}.union([${variants.join(", ")}])`
+      if (variants.length === 0) return methodCall(z, "never", [])
+      return variants.length === 1 ? variants[0]! : methodCall(z, "union", [arrayLiteral(variants)])
     }
     case "array":
-      return `${z}.array(${zodSchema(node.items, z)})`
+      return methodCall(z, "array", [zodSchema(node.items, z)])
     case "record":
-      return `${z}.record(${z}.string(), ${zodSchema(node.values, z)})`
+      return methodCall(z, "record", [methodCall(z, "string", []), zodSchema(node.values, z)])
     case "object":
-      return `${z}.strictObject(${objectLiteral(
-        Object.entries(node.fields).map(([name, field]) => [
-          name,
-          field.optional ? `${zodSchema(field.type, z)}.optional()` : zodSchema(field.type, z),
-        ]),
-      )})`
+      return methodCall(z, "strictObject", [
+        objectLiteral(
+          Object.entries(node.fields).map(([name, field]) => [
+            name,
+            field.optional
+              ? methodCall(zodSchema(field.type, z), "optional", [])
+              : zodSchema(field.type, z),
+          ]),
+        ),
+      ])
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { emitProject } from "../../codegen/emit/emitProject.js"
 import { typeJsonSchema } from "../../codegen/emit/jsonSchema.js"
+import { printDoc, typeDoc, valueDoc } from "../../codegen/emit/typeScriptLayout.js"
 import { typeScriptType } from "../../codegen/emit/typeScriptType.js"
 import { zodSchema } from "../../codegen/emit/zodSchema.js"
 import { loadManifests, loadManifestSources } from "../../codegen/manifest/loadManifests.js"
@@ -102,8 +103,9 @@ describe("each construct of the type language", () => {
   it.each(cases)(
     "%s has one TypeScript type, one zod schema and one JSON Schema",
     (_, type, ts, zod, json) => {
-      expect(typeScriptType(type, { json: "Json" })).toBe(ts)
-      expect(zodSchema(type, "z")).toBe(zod)
+      // printed on one line, as the code reads before it is laid out
+      expect(printDoc(typeDoc(typeScriptType(type, { json: "Json" })), Infinity)).toBe(ts)
+      expect(printDoc(valueDoc(zodSchema(type, "z")), Infinity)).toBe(zod)
       expect(typeJsonSchema(type)).toEqual(json)
     },
   )

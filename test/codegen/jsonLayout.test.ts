@@ -4,7 +4,7 @@ import * as babel from "prettier/plugins/babel"
 import * as estree from "prettier/plugins/estree"
 import { describe, expect, it } from "vitest"
 import { jsonText } from "../../codegen/emit/jsonLayout.js"
-import { GENERATED_STYLE } from "../../codegen/emit/prettierFormat.js"
+import { GENERATED_STYLE } from "../../codegen/emit/generatedStyle.js"
 
 /** What prettier makes of `text` as a JSON file in the generated style: the reference layout. */
 const prettierJson = (text: string) =>
@@ -51,7 +51,7 @@ describe("JSON laid out for generated files", () => {
   it("is exactly what prettier prints for the same data, on random documents", async () => {
     await fc.assert(
       fc.asyncProperty(json, async (value) => {
-        expect(jsonText(value)).toBe(await prettierJson(JSON.stringify(value)))
+        expect(await jsonText(value)).toBe(await prettierJson(JSON.stringify(value)))
       }),
       { numRuns: 1000 },
     )
@@ -60,7 +60,7 @@ describe("JSON laid out for generated files", () => {
   it("is left as it is by prettier, so formatting the repository never makes it stale", async () => {
     await fc.assert(
       fc.asyncProperty(json, async (value) => {
-        const laidOut = jsonText(value)
+        const laidOut = await jsonText(value)
         expect(await prettierJson(laidOut)).toBe(laidOut)
       }),
       { numRuns: 300 },
@@ -72,24 +72,24 @@ describe("JSON laid out for generated files", () => {
       for (let length = 1; length <= 60; length++) {
         const numbers = Array.from({ length }, (_, index) => index * step)
         for (const value of [numbers, { key: numbers }, { outer: { inner: numbers } }]) {
-          expect(jsonText(value)).toBe(await prettierJson(JSON.stringify(value)))
+          expect(await jsonText(value)).toBe(await prettierJson(JSON.stringify(value)))
         }
       }
     }
   })
 
-  it("keeps what fits on one line, breaks what does not, and fills number lists", () => {
+  it("keeps what fits on one line, breaks what does not, and fills number lists", async () => {
     const enumValues = Array.from({ length: 30 }, (_, index) => `value${index}`)
-    expect(jsonText({ required: ["id", "amount"], empty: {}, none: [] })).toBe(
+    expect(await jsonText({ required: ["id", "amount"], empty: {}, none: [] })).toBe(
       '{ "required": ["id", "amount"], "empty": {}, "none": [] }\n',
     )
-    expect(jsonText({ enum: enumValues }).split("\n").slice(0, 3)).toEqual([
+    expect((await jsonText({ enum: enumValues })).split("\n").slice(0, 3)).toEqual([
       "{",
       '  "enum": [',
       '    "value0",',
     ])
     expect(
-      jsonText({
+      await jsonText({
         pairs: [
           { a: 1, b: 2 },
           { a: 3, b: 4 },
@@ -97,7 +97,7 @@ describe("JSON laid out for generated files", () => {
       }),
     ).toBe('{\n  "pairs": [\n    { "a": 1, "b": 2 },\n    { "a": 3, "b": 4 }\n  ]\n}\n')
     const numbers = Array.from({ length: 30 }, (_, index) => index * 1000)
-    expect(jsonText({ numbers }).split("\n")[2]).toBe(
+    expect((await jsonText({ numbers })).split("\n")[2]).toBe(
       "    0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000, 10000, 11000, 12000, 13000, 14000,",
     )
   })
