@@ -19,8 +19,7 @@ import {
   replayExit,
   type ResultTypes,
 } from "./recordedExits.js"
-import { beginActivityPart, settleStepPart, type StepRow } from "./stepStore.js"
-import { sql } from "kysely"
+import type { StepRow } from "./stepStore.js"
 import { InterruptRequested } from "./signals.js"
 
 /** The wait before attempt `attempt + 1`: `initial · factor^(attempt-1)`, capped at `max`. */
@@ -174,17 +173,11 @@ export const activityStep =
         if (state.interrupting && !state.compensating)
           return yield* Effect.die(new InterruptRequested())
         state.beginWork()
-        const key = { routingKey: state.routingKey, executionId: state.executionId, step, attempt }
         const known = startedAtMs
         const outcome = yield* Effect.gen(function* () {
           let begun = known
           if (begun === undefined) {
-            const pending = beginActivityPart(env.internals.clock, key)
-            begun = yield* env.write("pending", {
-              parts: [pending],
-              select: sql`(SELECT started_at_ms FROM ${sql.id(pending.name)}) AS started_at_ms`,
-              read: (row) => Number(row["started_at_ms"]),
-            })
+            begun = yield* env.beginActivity(step, attempt)
             state.remember(pendingRow(step, attempt, begun))
           }
           const ran = yield* runAttempt(env, step, attempt, begun, input, types)
@@ -199,10 +192,12 @@ export const activityStep =
           attempt < policy.attempts
         const retryAtMs = retry ? env.now() + backoffMs(policy!, attempt) : undefined
         const stored = encodeExit(outcome.exit)
-        const settle = settleStepPart(env.internals.clock, key, stored, {
+        env.holdSettle({
+          step,
+          attempt,
+          exit: stored,
           ...(retryAtMs === undefined ? {} : { retryAtMs }),
         })
-        env.hold([settle], [settle.name])
         state.remember({
           ...pendingRow(step, attempt, outcome.startedAtMs),
           exit: stored,

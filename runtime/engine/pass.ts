@@ -32,6 +32,7 @@ import {
 } from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
 import { PassWriter } from "./passWriter.js"
+import type { StepBatcher } from "./stepBatcher.js"
 import { describeCause } from "./describeDefect.js"
 import { recordableExit } from "./recordedExits.js"
 import { makeStepEnvironment } from "./stepEnvironment.js"
@@ -67,6 +68,8 @@ export interface PassServices {
   readonly acceptedAtOf: (owner: string, workflow: string) => number
   /** Whether the runner still leases the bucket: a write is refused before it starts otherwise. */
   readonly mayWrite: (bucket: number) => boolean
+  /** Sends the step writes of the runner's concurrent passes together. */
+  readonly stepBatcher?: StepBatcher
 }
 
 /** The runner's lease of the owner's bucket ran out before a write; the pass stops. */
@@ -151,8 +154,14 @@ export const runPass = async (
   if (execution === undefined || execution.status === "finished") return { kind: "finished" }
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
-  const writer = new PassWriter(db, activation, owner.routingKey, executionId, () =>
-    guest || services.mayWrite(owner.bucket) ? undefined : new LeaseExpired(owner.bucket),
+  const writer = new PassWriter(
+    db,
+    internals.clock,
+    activation,
+    owner.routingKey,
+    executionId,
+    () => (guest || services.mayWrite(owner.bucket) ? undefined : new LeaseExpired(owner.bucket)),
+    services.stepBatcher,
   )
   const state = new PassState(
     execution,

@@ -6,7 +6,9 @@
  * pass's next write, so a sequence of activities costs one commit per step: the settle of one step
  * and the pending row of the next commit together. Held writes are never older than a few
  * milliseconds (a timer flushes them), and nothing with an outside effect happens before them: the
- * next activity runs only after the statement that carries them commits.
+ * next activity runs only after the statement that carries them commits. The commonest write — a
+ * settle and the next activity's pending row, under a generation already held — goes through the
+ * runner's step batcher, which sends the like writes of concurrent passes as one statement.
  *
  * A failed statement breaks the writer: it rolled back every held write with it, so the pass's
  * memory is ahead of the database, and no later write of that pass may commit.
@@ -14,6 +16,7 @@
 import { sql, type RawBuilder } from "kysely"
 import { faultPoint } from "../faults.js"
 import { FENCE, StaleGeneration, type Activation } from "../owners/fence.js"
+import type { DatabaseClock } from "../storage/clock.js"
 import type { Db } from "../storage/database.js"
 import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
 import {
@@ -22,6 +25,13 @@ import {
   type StartOutcome,
   type UnstartedExecution,
 } from "./executionStore.js"
+import type { StepBatcher } from "./stepBatcher.js"
+import {
+  beginActivityPart,
+  settleStepPart,
+  type HeldSettle,
+  type StepBatchOutcome,
+} from "./stepStore.js"
 
 /** A flush of held writes is never later than this. */
 export const HELD_WRITE_MAX_MS = 5
@@ -74,14 +84,24 @@ export class StartAttached extends Error {
   }
 }
 
+/** How a write goes as a row of a step batch, when it is one that can. */
+interface BatchedForm<A> {
+  /** The activity attempt the write begins, if any (none: a flush of a held settle). */
+  readonly begin?: { readonly step: string; readonly attempt: number }
+  readonly read: (outcome: StepBatchOutcome) => A
+}
+
 export class PassWriter {
   private held: StatementPart[] = []
-  private heldSettles: string[] = []
+  private heldSettleNames: string[] = []
+  /** Settles held as data: composed into the next statement, or sent as a batch row. */
+  private settles: HeldSettle[] = []
   private patch: ExecutionPatch = {}
   /** A start this pass's next write commits (its runner took the execution before it existed). */
   private start: UnstartedExecution | undefined
   /** The write that carries the start, once issued: the first write issued after `holdStart`. */
   private startWrite: Promise<unknown> | undefined
+  private onStarted: (eventCursor: number) => void = () => {}
   private flushTimer: ReturnType<typeof setTimeout> | undefined
   private broken: unknown = undefined
   private chain: Promise<unknown> = Promise.resolve()
@@ -90,11 +110,13 @@ export class PassWriter {
 
   constructor(
     private readonly db: Db,
+    private readonly clock: DatabaseClock,
     private readonly activation: Activation,
     private readonly routingKey: string,
     private readonly executionId: string,
     /** Refuses a write before it starts (e.g. the bucket's lease ran out): returns the reason. */
     private readonly guard: () => Error | undefined = () => undefined,
+    private readonly batcher?: StepBatcher,
   ) {}
 
   /**
@@ -104,12 +126,39 @@ export class PassWriter {
    * `settle` points, and one that carries the start the `start` points.
    */
   write<A>(label: string, write: PassWrite<A>): Promise<A> {
+    return this.issue(label, write)
+  }
+
+  /**
+   * Inserts the pending row of an activity attempt (with whatever is held) before it runs, so a
+   * rerun after a crash reuses the attempt and the start time its idempotency key derives from.
+   * Resolves to the attempt's recorded start time, whether this write or an earlier run began it.
+   */
+  beginActivity(step: string, attempt: number): Promise<number> {
+    const pending = beginActivityPart(this.clock, {
+      routingKey: this.routingKey,
+      executionId: this.executionId,
+      step,
+      attempt,
+    })
+    return this.issue(
+      "pending",
+      {
+        parts: [pending],
+        select: sql`(SELECT started_at_ms FROM ${sql.id(pending.name)}) AS started_at_ms`,
+        read: (row) => Number(row["started_at_ms"]),
+      },
+      { begin: { step, attempt }, read: (outcome) => outcome.startedAtMs! },
+    )
+  }
+
+  private issue<A>(label: string, write: PassWrite<A>, batched?: BatchedForm<A>): Promise<A> {
     const startWaiting = this.start !== undefined && this.startWrite === undefined
     // A statement cannot update the execution row its start inserts (a sibling part's row is
     // invisible to it): a write that changes the execution, the finish among them, goes after a
     // write of its own that records the start.
     if (startWaiting && (write.final === true || write.execution !== undefined)) {
-      this.write("settle", { parts: [] }).catch(() => {})
+      this.flush()
     }
     const carriesStart = this.start !== undefined && this.startWrite === undefined
     const run = this.chain.then(async () => {
@@ -125,15 +174,43 @@ export class PassWriter {
         if (this.broken !== undefined) throw new PassWriterBroken(this.broken)
         const refused = this.guard()
         if (refused !== undefined) throw refused
-        const { held, settles, patch } = this.takeHeld()
-        const carried = write.final === true ? [] : held
-        const expected = write.final === true ? [] : settles
-        let execution = write.final === true ? {} : mergePatches(patch, write.execution ?? {})
+        const { held, settleNames, settles, patch } = this.takeHeld()
+        const final = write.final === true
+        let execution = final ? {} : mergePatches(patch, write.execution ?? {})
         if (start !== undefined && !isEmptyPatch(execution)) {
           // Held for the next write, which sees the row this one inserts (see above).
           this.patchExecution(execution)
           execution = {}
         }
+        const generation = this.activation.held
+        if (
+          batched !== undefined &&
+          this.batcher !== undefined &&
+          start === undefined &&
+          generation !== undefined &&
+          held.length === 0 &&
+          isEmptyPatch(execution) &&
+          settles.length <= 1 &&
+          settles.every((settle) => settle.matched === undefined)
+        ) {
+          faultPoint(`${label}.before`)
+          if (settles.length > 0) faultPoint("settle.before")
+          const outcome = await this.batcher.write({
+            owner: this.activation.owner,
+            generation,
+            executionId: this.executionId,
+            ...(settles[0] === undefined ? {} : { settle: settles[0] }),
+            ...(batched.begin === undefined ? {} : { begin: batched.begin }),
+          })
+          if (!outcome.fenced) throw new StaleGeneration(this.activation.owner, generation)
+          if (!outcome.settled) throw new Error("a held settle matched no pending step")
+          if (settles.length > 0) faultPoint("settle.after")
+          faultPoint(`${label}.after`)
+          return batched.read(outcome)
+        }
+        const settleParts = settles.map((settle) => this.settlePart(settle))
+        const carried = final ? [] : [...held, ...settleParts]
+        const expected = final ? [] : [...settleNames, ...settleParts.map((part) => part.name)]
         const settled =
           expected.length === 0
             ? sql`true`
@@ -160,11 +237,10 @@ export class PassWriter {
           // A held settle that matched no pending row aborts the whole statement: nothing commits.
           const { rows } = await composeStatement(parts, select).execute(this.db)
           const result = rows[0] ?? {}
-          const generation = result["generation"]
+          const held = result["generation"]
           return {
             result,
-            generation:
-              generation === null || generation === undefined ? undefined : Number(generation),
+            generation: held === null || held === undefined ? undefined : Number(held),
           }
         }
         faultPoint(`${label}.before`)
@@ -217,9 +293,7 @@ export class PassWriter {
 
   /** Resolves once the held start is recorded, writing it now if no write carries it yet. */
   startRecorded(): Promise<unknown> {
-    if (this.start !== undefined && this.startWrite === undefined) {
-      this.write("settle", { parts: [] }).catch(() => {})
-    }
+    if (this.start !== undefined && this.startWrite === undefined) this.flush()
     return this.startWrite ?? Promise.resolve()
   }
 
@@ -229,7 +303,13 @@ export class PassWriter {
    */
   hold(parts: readonly StatementPart[], settles: readonly string[] = []): void {
     this.held.push(...parts)
-    this.heldSettles.push(...settles)
+    this.heldSettleNames.push(...settles)
+    this.scheduleFlush()
+  }
+
+  /** Holds the settle of a pending step attempt for the next write. */
+  holdSettle(settle: HeldSettle): void {
+    this.settles.push(settle)
     this.scheduleFlush()
   }
 
@@ -254,14 +334,39 @@ export class PassWriter {
     return this.broken
   }
 
-  private onStarted: (eventCursor: number) => void = () => {}
+  /** Writes what is held now, as a batch row when it can go as one. */
+  private flush(): void {
+    this.issue("settle", { parts: [] }, { read: () => undefined }).catch(() => {})
+  }
+
+  private settlePart(settle: HeldSettle): StatementPart {
+    return settleStepPart(
+      this.clock,
+      {
+        routingKey: this.routingKey,
+        executionId: this.executionId,
+        step: settle.step,
+        attempt: settle.attempt,
+      },
+      settle.exit,
+      {
+        ...(settle.retryAtMs === undefined ? {} : { retryAtMs: settle.retryAtMs }),
+        ...(settle.matched === undefined ? {} : { matched: settle.matched }),
+      },
+    )
+  }
 
   private scheduleFlush() {
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = undefined
       const startWaiting = this.start !== undefined && this.startWrite === undefined
-      if (this.held.length > 0 || !isEmptyPatch(this.patch) || startWaiting) {
-        this.write("settle", { parts: [] }).catch(() => {})
+      if (
+        this.held.length > 0 ||
+        this.settles.length > 0 ||
+        !isEmptyPatch(this.patch) ||
+        startWaiting
+      ) {
+        this.flush()
       }
     }, HELD_WRITE_MAX_MS)
   }
@@ -277,9 +382,15 @@ export class PassWriter {
       clearTimeout(this.flushTimer)
       this.flushTimer = undefined
     }
-    const taken = { held: this.held, settles: this.heldSettles, patch: this.patch }
+    const taken = {
+      held: this.held,
+      settleNames: this.heldSettleNames,
+      settles: this.settles,
+      patch: this.patch,
+    }
     this.held = []
-    this.heldSettles = []
+    this.heldSettleNames = []
+    this.settles = []
     this.patch = {}
     return taken
   }

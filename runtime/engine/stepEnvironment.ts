@@ -10,6 +10,7 @@ import type { ExecutionPatch } from "./executionStore.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 import type { Parked, PassState } from "./passState.js"
 import type { PassWrite } from "./passWriter.js"
+import type { HeldSettle } from "./stepStore.js"
 import { PassAbandoned } from "./signals.js"
 
 export interface StepEnvironment {
@@ -25,23 +26,33 @@ export interface StepEnvironment {
   write<A>(label: string, write: PassWrite<A>): Effect.Effect<A>
   /** Holds parts for the pass's next write; `settles` names those that settle a pending step. */
   hold(parts: readonly StatementPart[], settles?: readonly string[]): void
+  /** Holds the settle of a pending step attempt for the pass's next write. */
+  holdSettle(settle: HeldSettle): void
+  /** Begins an activity attempt (its pending row); resolves to its recorded start time. */
+  beginActivity(step: string, attempt: number): Effect.Effect<number>
   patchExecution(patch: ExecutionPatch): void
   park(step: string, parked: Parked): Effect.Effect<void>
   /** Completes once the execution's start is recorded (a start folded into the pass writes now). */
   startRecorded: Effect.Effect<void>
 }
 
+/** A failed write has already broken the pass's writer; the step dies and the pass abandons. */
+const written = <A>(write: () => Promise<A>): Effect.Effect<A> =>
+  Effect.tryPromise({ try: write, catch: (error) => error }).pipe(
+    Effect.catch((error) => Effect.die(new PassAbandoned(String(error)))),
+  )
+
 export const makeStepEnvironment = (
-  base: Omit<StepEnvironment, "write" | "hold" | "park" | "patchExecution" | "startRecorded">,
+  base: Omit<
+    StepEnvironment,
+    "write" | "hold" | "holdSettle" | "beginActivity" | "park" | "patchExecution" | "startRecorded"
+  >,
 ): StepEnvironment => ({
   ...base,
-  // A failed write has already broken the pass's writer; the step dies and the pass abandons.
-  write: (label, write) =>
-    Effect.tryPromise({
-      try: () => base.state.writer.write(label, write),
-      catch: (error) => error,
-    }).pipe(Effect.catch((error) => Effect.die(new PassAbandoned(String(error))))),
+  write: (label, write) => written(() => base.state.writer.write(label, write)),
   hold: (parts, settles) => base.state.writer.hold(parts, settles),
+  holdSettle: (settle) => base.state.writer.holdSettle(settle),
+  beginActivity: (step, attempt) => written(() => base.state.writer.beginActivity(step, attempt)),
   patchExecution: (patch) => base.state.writer.patchExecution(patch),
   startRecorded: Effect.promise(() => base.state.writer.startRecorded()).pipe(Effect.asVoid),
   park: (step, parked) =>

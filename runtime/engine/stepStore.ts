@@ -132,6 +132,112 @@ export const settleStepPart = (
       RETURNING step`,
   )
 
+/** A settle of one step attempt, held by a pass until its next write. */
+export interface HeldSettle {
+  readonly step: string
+  readonly attempt: number
+  readonly exit: Buffer
+  /** A failed activity attempt with retries left: when the next attempt may start. */
+  readonly retryAtMs?: number
+  /** A wait: the sequence of the event it took. */
+  readonly matched?: number
+}
+
+/**
+ * One execution's part of a batch of step writes (`writeStepBatch`): under the generation the
+ * runner holds, settle the attempt the pass held back and/or begin the next activity attempt.
+ */
+export interface StepBatchWrite {
+  readonly owner: OwnerPlacement
+  readonly generation: number
+  readonly executionId: string
+  readonly settle?: HeldSettle
+  readonly begin?: { readonly step: string; readonly attempt: number }
+}
+
+export interface StepBatchOutcome {
+  /** The owner was at the held generation (locked for the statement); false: nothing written. */
+  readonly fenced: boolean
+  /** The held settle matched its pending attempt (true when there was none to settle). */
+  readonly settled: boolean
+  /** The begun attempt's recorded start time, if one was begun. */
+  readonly startedAtMs: number | null
+}
+
+/**
+ * Settles and begins activity attempts of many executions in one statement — one round trip and
+ * one commit for every pass that was waiting to write — with the guarantees of the one-execution
+ * parts: each row writes only under its owner's held generation (the owners are locked in one
+ * order, so two batches never deadlock), exactly one writer settles an attempt (`exit IS NULL`),
+ * and the next attempt is begun only if the held settle matched, as when a failed settle aborted
+ * its statement. The text does not depend on the number of executions, so it is prepared once.
+ */
+export const writeStepBatch = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  writes: readonly StepBatchWrite[],
+): Promise<StepBatchOutcome[]> => {
+  const column = <A>(pick: (write: StepBatchWrite) => A) => writes.map(pick)
+  const { rows } = await sql<{
+    fenced: boolean
+    settled: boolean
+    started_at_ms: number | null
+  }>`WITH input AS (
+      SELECT * FROM unnest(
+        ${column((w) => w.owner.routingKey)}::bigint[], ${column((w) => w.owner.tenant)}::text[],
+        ${column((w) => w.owner.ownerType)}::text[], ${column((w) => w.owner.ownerId)}::text[],
+        ${column((w) => w.generation)}::bigint[], ${column((w) => w.executionId)}::text[],
+        ${column((w) => w.settle?.step ?? null)}::text[],
+        ${column((w) => w.settle?.attempt ?? null)}::int[],
+        ${column((w) => w.settle?.exit ?? null)}::bytea[],
+        ${column((w) => w.settle?.retryAtMs ?? null)}::bigint[],
+        ${column((w) => w.begin?.step ?? null)}::text[],
+        ${column((w) => w.begin?.attempt ?? null)}::int[]
+      ) WITH ORDINALITY AS i(routing_key, tenant, owner_type, owner_id, generation, execution_id,
+        settle_step, settle_attempt, exit, retry_at_ms, begin_step, begin_attempt, n)
+    ),
+    fence AS (
+      SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
+      WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation) IN (
+        SELECT routing_key, tenant, owner_type, owner_id, generation FROM input)
+      ORDER BY o.routing_key, o.tenant, o.owner_type, o.owner_id
+      FOR UPDATE
+    ),
+    fenced AS (
+      SELECT i.* FROM input i JOIN fence f ON f.routing_key = i.routing_key
+        AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
+        AND f.generation = i.generation
+    ),
+    settled AS (
+      UPDATE akter.steps s
+      SET exit = f.exit, settled_at_ms = ${nowMs(clock)},
+        due_at_ms = COALESCE(f.retry_at_ms, s.due_at_ms), matched = NULL
+      FROM fenced f
+      WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
+        AND s.step = f.settle_step AND s.attempt = f.settle_attempt AND s.exit IS NULL
+      RETURNING f.n
+    ),
+    begun AS (
+      INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, started_at_ms)
+      SELECT f.routing_key, f.execution_id, f.begin_step, f.begin_attempt, 'activity', ${nowMs(clock)}
+      FROM fenced f
+      WHERE f.begin_step IS NOT NULL
+        AND (f.settle_step IS NULL OR f.n IN (SELECT n FROM settled))
+      ON CONFLICT (routing_key, execution_id, step, attempt)
+        DO UPDATE SET started_at_ms = akter.steps.started_at_ms
+      RETURNING execution_id, started_at_ms
+    )
+    SELECT i.n IN (SELECT n FROM fenced) AS fenced,
+      i.settle_step IS NULL OR i.n IN (SELECT n FROM settled) AS settled,
+      (SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id) AS started_at_ms
+    FROM input i ORDER BY i.n`.execute(db)
+  return rows.map((row) => ({
+    fenced: row.fenced,
+    settled: row.settled,
+    startedAtMs: row.started_at_ms === null ? null : Number(row.started_at_ms),
+  }))
+}
+
 /**
  * Inserts a pending sleep with its due time, fixed here once: a replay reads it and never moves it.
  * Returns (`due_at_ms`) the recorded due time.

@@ -10,7 +10,6 @@ import { InvalidPayload, UndeclaredStep } from "../errors.js"
 import { checkExecutionKey, encodeExecutionId } from "../model/executionId.js"
 import type { WaitOutcome } from "../model/exit.js"
 import { schemaOf, issuesOf } from "../model/schemaOf.js"
-import { placeOwner } from "../owners/routing.js"
 import { eventsAfter } from "../events/eventLog.js"
 import { sql } from "kysely"
 import { stageStartPart } from "../outbox/outboxStore.js"
@@ -109,8 +108,7 @@ const sleepStep =
       }
       while (env.now() < due) yield* env.park(step, { dueAtMs: due, attempt: 1 })
       const stored = encodeExit({ _tag: "Success", value: null })
-      const settle = settleStepPart(env.internals.clock, key, stored)
-      env.hold([settle], [settle.name])
+      env.holdSettle({ step, attempt: 1, exit: stored })
       state.remember({ ...settledRow(step, "sleep", stored, env.now()), due_at_ms: due })
     })
 

@@ -10,6 +10,7 @@ import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
 import type { UnstartedExecution } from "../engine/executionStore.js"
+import { StepBatcher } from "../engine/stepBatcher.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
@@ -162,6 +163,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     implementationOf: (owner, workflow) => implementations.get(`${owner}/${workflow}`),
     ownerOf: (owner) => owners.get(owner),
     acceptedAtOf: (owner, workflow) => acceptedAt.get(`${owner}/${workflow}`) ?? -1,
+    stepBatcher: new StepBatcher(internals.storage.db, internals.clock),
   }
 
   const live = new Map<

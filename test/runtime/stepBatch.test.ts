@@ -1,0 +1,172 @@
+/**
+ * The batch of step writes (settle the held attempt, begin the next) that concurrent passes share,
+ * on PGlite and on Postgres: each row keeps the guarantees of the one-execution statement — the
+ * generation fence, one settle per attempt, no begin after a settle that matched nothing — and the
+ * batcher sends writes that wait together, retrying a failed batch write by write.
+ */
+import { randomUUID } from "node:crypto"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { makeOwnerClient } from "../../runtime/index.js"
+import { internalsOf } from "../../runtime/akter.js"
+import { StepBatcher } from "../../runtime/engine/stepBatcher.js"
+import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepStore.js"
+import { encodeJson } from "../../runtime/storage/codec.js"
+import { placeOwner } from "../../runtime/owners/routing.js"
+import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
+import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
+import { makeProbe, type Probe } from "./probeWorkflows.js"
+
+// The client of an untyped (test) registration.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyClient = any
+
+describeEachBackend("step batches", (backend) => {
+  let akter: TestAkter
+  let probe: Probe
+  let client: AnyClient
+  let drop: (() => Promise<void>) | undefined
+
+  beforeAll(async () => {
+    probe = await makeProbe()
+    if (backend === "postgres") {
+      const database = await createPostgresDatabase()
+      drop = database.drop
+      akter = await testAkter({ databaseUrl: database.url })
+    } else akter = await testAkter()
+    client = makeOwnerClient<AnyClient>(akter, probe.registration)
+  })
+
+  afterAll(async () => {
+    await akter?.close()
+    await drop?.()
+  })
+
+  const internals = () => internalsOf(akter)
+  const db = () => internals().storage.db
+
+  /** An execution started with no runner: its owner is at generation 0 and it has no steps. */
+  const started = async (ownerId = `o-${randomUUID().slice(0, 8)}`, id = "batch") => {
+    const run = await client.quick.start(ownerId, { id })
+    return {
+      owner: placeOwner({ tenant: "default", ownerType: "Probe", ownerId }),
+      generation: 0,
+      executionId: run.executionId as string,
+    }
+  }
+
+  const stepsOf = (executionId: string) =>
+    db()
+      .selectFrom("akter.steps")
+      .select(["step", "attempt", "exit", "due_at_ms"])
+      .where("execution_id", "=", executionId)
+      .where("kind", "=", "activity")
+      .orderBy("step")
+      .orderBy("attempt")
+      .execute()
+
+  const exit = (n: number) => encodeJson({ _tag: "Success", value: { n } })
+  const batch = (writes: readonly StepBatchWrite[]) =>
+    writeStepBatch(db(), internals().clock, writes)
+
+  it("begins, settles and refuses each row on its own: fence, one settle per attempt, no begin after a settle that matched nothing", async () => {
+    const a = await started()
+    const b = await started()
+    const first = await batch([
+      { ...a, begin: { step: "s1", attempt: 1 } },
+      { ...b, begin: { step: "s1", attempt: 1 } },
+    ])
+    expect(first.map((o) => [o.fenced, o.settled, typeof o.startedAtMs])).toEqual([
+      [true, true, "number"],
+      [true, true, "number"],
+    ])
+
+    const second = await batch([
+      {
+        ...a,
+        settle: { step: "s1", attempt: 1, exit: exit(1) },
+        begin: { step: "s2", attempt: 1 },
+      },
+      // Another runner holds b's owner now: nothing of this row is written.
+      { ...b, generation: 7, settle: { step: "s1", attempt: 1, exit: exit(1) } },
+    ])
+    expect(second).toEqual([
+      { fenced: true, settled: true, startedAtMs: expect.any(Number) },
+      { fenced: false, settled: false, startedAtMs: null },
+    ])
+    expect(await stepsOf(a.executionId)).toEqual([
+      { step: "s1", attempt: 1, exit: exit(1), due_at_ms: null },
+      { step: "s2", attempt: 1, exit: null, due_at_ms: null },
+    ])
+    expect(await stepsOf(b.executionId)).toEqual([
+      { step: "s1", attempt: 1, exit: null, due_at_ms: null },
+    ])
+
+    // s1 is settled already: the settle matches nothing, and s3 is not begun.
+    const third = await batch([
+      {
+        ...a,
+        settle: { step: "s1", attempt: 1, exit: exit(9) },
+        begin: { step: "s3", attempt: 1 },
+      },
+      { ...b, settle: { step: "s1", attempt: 1, exit: exit(2), retryAtMs: 123 } },
+    ])
+    expect(third).toEqual([
+      { fenced: true, settled: false, startedAtMs: null },
+      { fenced: true, settled: true, startedAtMs: null },
+    ])
+    expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
+      ["s1", exit(1)],
+      ["s2", null],
+    ])
+    expect(await stepsOf(b.executionId)).toEqual([
+      { step: "s1", attempt: 1, exit: exit(2), due_at_ms: 123 },
+    ])
+  })
+
+  it("writes rows of two executions of one owner, and a begun attempt keeps its first start time", async () => {
+    const ownerId = `o-${randomUUID().slice(0, 8)}`
+    const a = await started(ownerId, "one")
+    const b = await started(ownerId, "two")
+    const [begunA] = await batch([{ ...a, begin: { step: "s1", attempt: 1 } }])
+    const again = await batch([
+      { ...a, begin: { step: "s1", attempt: 1 } },
+      { ...b, begin: { step: "s1", attempt: 1 } },
+    ])
+    expect(again[0]).toEqual({ fenced: true, settled: true, startedAtMs: begunA!.startedAtMs })
+    expect(again[1]!.fenced).toBe(true)
+  })
+
+  it("sends writes that wait together: two go at once, the rest in one statement when one returns", async () => {
+    const executions = await Promise.all(Array.from({ length: 10 }, () => started()))
+    const batcher = new StepBatcher(db(), internals().clock)
+    const before = internals().storage.counters.statements
+    const outcomes = await Promise.all(
+      executions.map((execution) =>
+        batcher.write({ ...execution, begin: { step: "s1", attempt: 1 } }),
+      ),
+    )
+    expect(internals().storage.counters.statements - before).toBe(3)
+    expect(outcomes.every((o) => o.fenced && o.startedAtMs !== null)).toBe(true)
+  })
+
+  it("retries a failed batch write by write, so only the write that fails fails", async () => {
+    const executions = await Promise.all(Array.from({ length: 5 }, () => started()))
+    const batcher = new StepBatcher(db(), internals().clock)
+    const results = await Promise.allSettled(
+      executions.map((execution, index) =>
+        // attempt -1 breaks the table's CHECK (attempt >= 0): its statement fails.
+        batcher.write({ ...execution, begin: { step: "s1", attempt: index === 3 ? -1 : 1 } }),
+      ),
+    )
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ])
+    for (const [index, execution] of executions.entries()) {
+      expect((await stepsOf(execution.executionId)).length).toBe(index === 3 ? 0 : 1)
+    }
+  })
+})
