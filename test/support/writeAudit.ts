@@ -6,7 +6,8 @@
  *   going from NULL to a value). A step recorded twice shows up as two rows for one
  *   `(execution, step, attempt)`; a rolled-back write leaves none.
  * - `overwrites`: a recorded exit changed or erased.
- * - `activations`: who took each generation of each owner (the connection's `application_name`).
+ * - `activations`: who took each generation of each owner (the connection's `application_name`),
+ *   by advancing it or by creating the owner activated.
  * - `fence_breaches`: an engine write to `steps` or `executions` committed by a connection other
  *   than the one that took the owner's current generation — a write under a stale generation that
  *   was not refused. It is checked at commit (a deferred trigger): a write may take the generation
@@ -161,9 +162,11 @@ END $$;
 CREATE CONSTRAINT TRIGGER audit_executions_fence AFTER UPDATE ON akter.executions
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION akter_audit.fence_of_execution();
 
+-- An owner created by a start that a runner of the starting process took is created activated.
 CREATE FUNCTION akter_audit.on_owner() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF NEW.generation <> OLD.generation THEN
+  IF (TG_OP = 'INSERT' AND NEW.generation > 0)
+    OR (TG_OP = 'UPDATE' AND NEW.generation <> OLD.generation) THEN
     INSERT INTO akter_audit.activations (routing_key, tenant, owner_type, owner_id, generation,
       writer, at_ms)
     VALUES (NEW.routing_key, NEW.tenant, NEW.owner_type, NEW.owner_id, NEW.generation,
@@ -173,7 +176,7 @@ BEGIN
   RETURN NULL;
 END $$;
 
-CREATE TRIGGER audit_owners AFTER UPDATE OF generation ON akter.owners
+CREATE TRIGGER audit_owners AFTER INSERT OR UPDATE OF generation ON akter.owners
   FOR EACH ROW EXECUTE FUNCTION akter_audit.on_owner();
 `
 
