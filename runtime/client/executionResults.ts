@@ -12,6 +12,7 @@ import type { WorkflowRegistration } from "../model/registration.js"
 import { schemaOf } from "../model/schemaOf.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
 import { readExecutionState, readExecutionStateAwaiting } from "../engine/executionStore.js"
+import { timeoutDelay } from "../storage/clock.js"
 import { decodeJson } from "../storage/codec.js"
 import type { ExecutionResult, ExecutionStatus } from "./clientApi.js"
 
@@ -144,29 +145,32 @@ export const awaitResult = async (
     signalled = true
     wake?.()
   })
-  // Registered first, then asked: a pass ending after this line is heard by the listener.
-  let read = !internals.wakeups.passRunsHere(execution.executionId)
   try {
     let delay = POLL_FIRST_MS
     for (;;) {
       if (announced !== undefined) return decodeResult(workflow, announced)
-      if (read) {
+      // Asked after the listener is registered: a pass ending after this line is heard by it, and
+      // says whether it finished the execution. Until then there is nothing to read or poll.
+      const passHere = internals.wakeups.passRunsHere(execution.executionId)
+      if (!passHere) {
         const status = await readStatus(internals, workflow, execution, { awaiting: true })
         if (status.status === "finished") return status.result
       }
-      read = true
       const remaining = deadline - Date.now()
       if (remaining <= 0) throw new ResultTimeout(execution.executionId, timeoutMs ?? 0)
       if (!signalled) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.min(delay, remaining))
+          const timer = setTimeout(
+            resolve,
+            timeoutDelay(passHere ? remaining : Math.min(delay, remaining)),
+          )
           wake = () => {
             clearTimeout(timer)
             resolve()
           }
         })
         wake = undefined
-        delay = Math.min(delay * 2, POLL_MAX_MS)
+        if (!passHere) delay = Math.min(delay * 2, POLL_MAX_MS)
       }
       signalled = false
     }

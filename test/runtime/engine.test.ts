@@ -329,6 +329,42 @@ describeEachBackend("engine", (backend) => {
       }
     })
 
+    it("reads nothing for a caller awaiting an execution whose pass runs here, however long it runs", async () => {
+      const owner = newOwner()
+      // A runner that polls and renews nothing in the window counted.
+      const runner = await startRunner({
+        akter,
+        workflows: probe.workflows,
+        pollMs: 60_000,
+        leaseMs: 120_000,
+        heartbeatMs: 60_000,
+      })
+      try {
+        const run = await client.compensated.start(owner, { hold: "block" })
+        await waitFor(() => probe.gates.entered(`${owner}/block`))
+        const counters = internalsOf(akter).storage.counters
+        // The runner's start-up work (its first poll and look-ahead) is over.
+        let seen = -1
+        await waitFor(async () => {
+          const now = counters.statements
+          await new Promise((resolve) => setTimeout(resolve, 60))
+          const settled = now === seen && now === counters.statements
+          seen = now
+          return settled
+        })
+        const before = counters.statements
+        const result = run.result({ timeout: "10 seconds" })
+        // Past the first polls of a caller that reads (100 ms, then 200 ms).
+        await new Promise((resolve) => setTimeout(resolve, 400))
+        expect(counters.statements - before).toBe(0)
+        probe.gates.open(`${owner}/block`)
+        expect(await result).toEqual({ _tag: "Success", value: undefined })
+      } finally {
+        probe.gates.open(`${owner}/block`)
+        await runner.close()
+      }
+    })
+
     it("records the result of a body that finishes before any step, for a start this process's runner took", async () => {
       const owner = newOwner()
       await withRunner(async () => {
