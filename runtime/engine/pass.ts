@@ -19,6 +19,7 @@ import { armTimerPart, deleteTimerPart } from "../outbox/outboxStore.js"
 import { FINISHED_CHANNEL } from "../outbox/wakeups.js"
 import { sql } from "kysely"
 import { FENCE } from "../owners/fence.js"
+import { countOf } from "../storage/statementParts.js"
 import { nowMs } from "../storage/clock.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
 import { readManifest, recordStartManifestPart } from "../storage/manifestStore.js"
@@ -355,25 +356,33 @@ const finish = async (
   const stored = encodeJson(result)
   const finished = finishExecutionPart(internals.clock, state.routingKey, state.executionId, stored)
   const when = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(finished.name)})`
+  let recorded: boolean
   try {
-    await state.writer.write("finish", {
-      final: true,
-      parts: [
-        finished,
-        deleteStepsPart(state.routingKey, state.executionId, finished.name),
-        deleteTimerPart(state.routingKey, state.executionId, { when }),
-      ],
-      // Callers awaiting the result in other processes hear of it at once (Postgres).
-      select:
-        internals.storage.backend === "postgres"
-          ? sql`(SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId})
-              FROM ${sql.id(finished.name)} WHERE awaited) AS notified`
-          : sql`true AS notified`,
-    })
+    recorded = await state.writer.write(
+      "finish",
+      {
+        final: true,
+        parts: [
+          finished,
+          deleteStepsPart(state.routingKey, state.executionId, finished.name),
+          deleteTimerPart(state.routingKey, state.executionId, { when }),
+        ],
+        // Callers awaiting the result in other processes hear of it at once (Postgres).
+        select:
+          internals.storage.backend === "postgres"
+            ? sql`${countOf(finished.name)} AS finished,
+                (SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId})
+                  FROM ${sql.id(finished.name)} WHERE awaited) AS notified`
+            : sql`${countOf(finished.name)} AS finished`,
+        read: (row) => row["finished"] === 1,
+      },
+      { finish: stored, read: (outcome) => outcome.finished },
+    )
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
-  return { kind: "finished", result: stored }
+  // A result recorded before this one stands: callers here read it.
+  return recorded ? { kind: "finished", result: stored } : { kind: "finished" }
 }
 
 /**

@@ -85,9 +85,11 @@ export class StartAttached extends Error {
 }
 
 /** How a write goes as a row of a step batch, when it is one that can. */
-interface BatchedForm<A> {
+export interface BatchedForm<A> {
   /** The activity attempt the write begins, if any (none: a flush of a held settle). */
   readonly begin?: { readonly step: string; readonly attempt: number }
+  /** The encoded result the write records (a final write). */
+  readonly finish?: Buffer
   readonly read: (outcome: StepBatchOutcome) => A
 }
 
@@ -125,8 +127,8 @@ export class PassWriter {
    * points (`pending.before`, `pending.after`); a write that carries held settles also passes the
    * `settle` points, and one that carries the start the `start` points.
    */
-  write<A>(label: string, write: PassWrite<A>): Promise<A> {
-    return this.issue(label, write)
+  write<A>(label: string, write: PassWrite<A>, batched?: BatchedForm<A>): Promise<A> {
+    return this.issue(label, write, batched)
   }
 
   /**
@@ -183,28 +185,30 @@ export class PassWriter {
           execution = {}
         }
         const generation = this.activation.held
+        // A final write drops what is held: the steps it would settle are deleted with it.
+        const batchedSettles = final ? [] : settles
         if (
           batched !== undefined &&
           this.batcher !== undefined &&
           start === undefined &&
           generation !== undefined &&
-          held.length === 0 &&
-          isEmptyPatch(execution) &&
-          settles.length <= 1 &&
-          settles.every((settle) => settle.matched === undefined)
+          (final || (held.length === 0 && isEmptyPatch(execution))) &&
+          batchedSettles.length <= 1 &&
+          batchedSettles.every((settle) => settle.matched === undefined)
         ) {
           faultPoint(`${label}.before`)
-          if (settles.length > 0) faultPoint("settle.before")
+          if (batchedSettles.length > 0) faultPoint("settle.before")
           const outcome = await this.batcher.write({
             owner: this.activation.owner,
             generation,
             executionId: this.executionId,
-            ...(settles[0] === undefined ? {} : { settle: settles[0] }),
+            ...(batchedSettles[0] === undefined ? {} : { settle: batchedSettles[0] }),
             ...(batched.begin === undefined ? {} : { begin: batched.begin }),
+            ...(batched.finish === undefined ? {} : { finish: batched.finish }),
           })
           if (!outcome.fenced) throw new StaleGeneration(this.activation.owner, generation)
           if (!outcome.settled) throw new Error("a held settle matched no pending step")
-          if (settles.length > 0) faultPoint("settle.after")
+          if (batchedSettles.length > 0) faultPoint("settle.after")
           faultPoint(`${label}.after`)
           return batched.read(outcome)
         }

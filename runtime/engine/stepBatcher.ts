@@ -26,6 +26,8 @@ export class StepBatcher {
   constructor(
     private readonly db: Queryable,
     private readonly clock: DatabaseClock,
+    /** Finishes notify callers elsewhere that await them (Postgres). */
+    private readonly notify: boolean,
   ) {}
 
   /** Writes `write` with whatever else is waiting; resolves once its statement committed. */
@@ -53,6 +55,7 @@ export class StepBatcher {
         this.db,
         this.clock,
         batch.map((waiting) => waiting.write),
+        this.notify,
       )
       batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
     } catch (error) {

@@ -10,6 +10,7 @@ import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
 import { FENCE } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
+import { FINISHED_CHANNEL } from "../outbox/wakeups.js"
 
 export interface StepRow {
   readonly step: string
@@ -145,7 +146,8 @@ export interface HeldSettle {
 
 /**
  * One execution's part of a batch of step writes (`writeStepBatch`): under the generation the
- * runner holds, settle the attempt the pass held back and/or begin the next activity attempt.
+ * runner holds, settle the attempt the pass held back and/or begin the next activity attempt, or
+ * record the execution's result.
  */
 export interface StepBatchWrite {
   readonly owner: OwnerPlacement
@@ -153,6 +155,8 @@ export interface StepBatchWrite {
   readonly executionId: string
   readonly settle?: HeldSettle
   readonly begin?: { readonly step: string; readonly attempt: number }
+  /** The encoded result to record, with the steps and the timer deleted (nothing else then). */
+  readonly finish?: Buffer
 }
 
 export interface StepBatchOutcome {
@@ -162,26 +166,32 @@ export interface StepBatchOutcome {
   readonly settled: boolean
   /** The begun attempt's recorded start time, if one was begun. */
   readonly startedAtMs: number | null
+  /** The result was recorded (false: the execution had finished already, or no finish asked). */
+  readonly finished: boolean
 }
 
 /**
- * Settles and begins activity attempts of many executions in one statement — one round trip and
- * one commit for every pass that was waiting to write — with the guarantees of the one-execution
- * parts: each row writes only under its owner's held generation (the owners are locked in one
- * order, so two batches never deadlock), exactly one writer settles an attempt (`exit IS NULL`),
- * and the next attempt is begun only if the held settle matched, as when a failed settle aborted
- * its statement. The text does not depend on the number of executions, so it is prepared once.
+ * Settles and begins activity attempts and records results of many executions in one statement —
+ * one round trip and one commit for every pass that was waiting to write — with the guarantees of
+ * the one-execution parts: each row writes only under its owner's held generation (the owners are
+ * locked in one order, so two batches never deadlock); exactly one writer settles an attempt
+ * (`exit IS NULL`); the next attempt is begun only if the held settle matched, as when a failed
+ * settle aborted its statement; exactly one result is recorded (status not yet finished), with the
+ * steps and the timer deleted and, where a caller elsewhere awaits it, a notification (`notify`:
+ * Postgres). The text does not depend on the number of executions, so it is prepared once.
  */
 export const writeStepBatch = async (
   db: Queryable,
   clock: DatabaseClock,
   writes: readonly StepBatchWrite[],
+  notify: boolean,
 ): Promise<StepBatchOutcome[]> => {
   const column = <A>(pick: (write: StepBatchWrite) => A) => writes.map(pick)
   const { rows } = await sql<{
     fenced: boolean
     settled: boolean
     started_at_ms: number | null
+    finished: boolean
   }>`WITH input AS (
       SELECT * FROM unnest(
         ${column((w) => w.owner.routingKey)}::bigint[], ${column((w) => w.owner.tenant)}::text[],
@@ -192,9 +202,10 @@ export const writeStepBatch = async (
         ${column((w) => w.settle?.exit ?? null)}::bytea[],
         ${column((w) => w.settle?.retryAtMs ?? null)}::bigint[],
         ${column((w) => w.begin?.step ?? null)}::text[],
-        ${column((w) => w.begin?.attempt ?? null)}::int[]
+        ${column((w) => w.begin?.attempt ?? null)}::int[],
+        ${column((w) => w.finish ?? null)}::bytea[]
       ) WITH ORDINALITY AS i(routing_key, tenant, owner_type, owner_id, generation, execution_id,
-        settle_step, settle_attempt, exit, retry_at_ms, begin_step, begin_attempt, n)
+        settle_step, settle_attempt, exit, retry_at_ms, begin_step, begin_attempt, result, n)
     ),
     fence AS (
       SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
@@ -226,15 +237,40 @@ export const writeStepBatch = async (
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET started_at_ms = akter.steps.started_at_ms
       RETURNING execution_id, started_at_ms
+    ),
+    finished AS (
+      UPDATE akter.executions e
+      SET status = 'finished', result = f.result, finished_at_ms = ${nowMs(clock)}
+      FROM fenced f
+      WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
+        AND e.execution_id = f.execution_id AND e.status <> 'finished'
+      RETURNING f.n, e.routing_key, e.execution_id, e.awaited
+    ),
+    steps_deleted AS (
+      DELETE FROM akter.steps s USING finished f
+      WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
+      RETURNING 1
+    ),
+    timer_deleted AS (
+      DELETE FROM akter.outbox o USING finished f
+      WHERE o.routing_key = f.routing_key AND o.kind = 'timer' AND o.id = f.execution_id
+      RETURNING 1
+    ),
+    notified AS (
+      SELECT pg_notify(${FINISHED_CHANNEL}, f.execution_id) FROM finished f
+      WHERE f.awaited AND ${notify}::boolean
     )
     SELECT i.n IN (SELECT n FROM fenced) AS fenced,
       i.settle_step IS NULL OR i.n IN (SELECT n FROM settled) AS settled,
-      (SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id) AS started_at_ms
+      (SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id) AS started_at_ms,
+      i.n IN (SELECT n FROM finished) AS finished,
+      (SELECT count(*) FROM notified) AS notified
     FROM input i ORDER BY i.n`.execute(db)
   return rows.map((row) => ({
     fenced: row.fenced,
     settled: row.settled,
     startedAtMs: row.started_at_ms === null ? null : Number(row.started_at_ms),
+    finished: row.finished,
   }))
 }
 

@@ -163,7 +163,11 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     implementationOf: (owner, workflow) => implementations.get(`${owner}/${workflow}`),
     ownerOf: (owner) => owners.get(owner),
     acceptedAtOf: (owner, workflow) => acceptedAt.get(`${owner}/${workflow}`) ?? -1,
-    stepBatcher: new StepBatcher(internals.storage.db, internals.clock),
+    stepBatcher: new StepBatcher(
+      internals.storage.db,
+      internals.clock,
+      internals.storage.backend === "postgres",
+    ),
   }
 
   const live = new Map<

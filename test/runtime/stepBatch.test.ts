@@ -66,7 +66,7 @@ describeEachBackend("step batches", (backend) => {
 
   const exit = (n: number) => encodeJson({ _tag: "Success", value: { n } })
   const batch = (writes: readonly StepBatchWrite[]) =>
-    writeStepBatch(db(), internals().clock, writes)
+    writeStepBatch(db(), internals().clock, writes, backend === "postgres")
 
   it("begins, settles and refuses each row on its own: fence, one settle per attempt, no begin after a settle that matched nothing", async () => {
     const a = await started()
@@ -90,8 +90,8 @@ describeEachBackend("step batches", (backend) => {
       { ...b, generation: 7, settle: { step: "s1", attempt: 1, exit: exit(1) } },
     ])
     expect(second).toEqual([
-      { fenced: true, settled: true, startedAtMs: expect.any(Number) },
-      { fenced: false, settled: false, startedAtMs: null },
+      { fenced: true, settled: true, startedAtMs: expect.any(Number), finished: false },
+      { fenced: false, settled: false, startedAtMs: null, finished: false },
     ])
     expect(await stepsOf(a.executionId)).toEqual([
       { step: "s1", attempt: 1, exit: exit(1), due_at_ms: null },
@@ -111,8 +111,8 @@ describeEachBackend("step batches", (backend) => {
       { ...b, settle: { step: "s1", attempt: 1, exit: exit(2), retryAtMs: 123 } },
     ])
     expect(third).toEqual([
-      { fenced: true, settled: false, startedAtMs: null },
-      { fenced: true, settled: true, startedAtMs: null },
+      { fenced: true, settled: false, startedAtMs: null, finished: false },
+      { fenced: true, settled: true, startedAtMs: null, finished: false },
     ])
     expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
       ["s1", exit(1)],
@@ -132,13 +132,68 @@ describeEachBackend("step batches", (backend) => {
       { ...a, begin: { step: "s1", attempt: 1 } },
       { ...b, begin: { step: "s1", attempt: 1 } },
     ])
-    expect(again[0]).toEqual({ fenced: true, settled: true, startedAtMs: begunA!.startedAtMs })
+    expect(again[0]).toEqual({
+      fenced: true,
+      settled: true,
+      startedAtMs: begunA!.startedAtMs,
+      finished: false,
+    })
     expect(again[1]!.fenced).toBe(true)
+  })
+
+  it("records a result once, with the execution's steps and timer, and only under the held generation", async () => {
+    const a = await started()
+    const b = await started()
+    await batch([
+      { ...a, begin: { step: "s1", attempt: 1 } },
+      { ...b, begin: { step: "s1", attempt: 1 } },
+    ])
+    const result = encodeJson({ _tag: "Success", value: { id: "batch" } })
+    const first = await batch([
+      { ...a, finish: result },
+      { ...b, generation: 3, finish: result },
+    ])
+    expect(first.map((o) => [o.fenced, o.finished])).toEqual([
+      [true, true],
+      [false, false],
+    ])
+    const rows = await db()
+      .selectFrom("akter.executions")
+      .select(["execution_id", "status", "result"])
+      .where("execution_id", "in", [a.executionId, b.executionId])
+      .execute()
+    expect(rows.find((row) => row.execution_id === a.executionId)).toMatchObject({
+      status: "finished",
+      result,
+    })
+    expect(rows.find((row) => row.execution_id === b.executionId)?.status).toBe("running")
+    expect(await stepsOf(a.executionId)).toEqual([])
+    expect(await stepsOf(b.executionId)).toHaveLength(1)
+    const timers = await db()
+      .selectFrom("akter.outbox")
+      .select("id")
+      .where("id", "in", [a.executionId, b.executionId])
+      .execute()
+    expect(timers.map((timer) => timer.id)).toEqual([b.executionId])
+
+    const again = await batch([
+      { ...a, finish: encodeJson({ _tag: "Success", value: { id: "other" } }) },
+    ])
+    expect(again[0]).toMatchObject({ fenced: true, finished: false })
+    expect(
+      (
+        await db()
+          .selectFrom("akter.executions")
+          .select("result")
+          .where("execution_id", "=", a.executionId)
+          .executeTakeFirstOrThrow()
+      ).result,
+    ).toEqual(result)
   })
 
   it("sends writes that wait together: two go at once, the rest in one statement when one returns", async () => {
     const executions = await Promise.all(Array.from({ length: 10 }, () => started()))
-    const batcher = new StepBatcher(db(), internals().clock)
+    const batcher = new StepBatcher(db(), internals().clock, backend === "postgres")
     const before = internals().storage.counters.statements
     const outcomes = await Promise.all(
       executions.map((execution) =>
@@ -151,7 +206,7 @@ describeEachBackend("step batches", (backend) => {
 
   it("retries a failed batch write by write, so only the write that fails fails", async () => {
     const executions = await Promise.all(Array.from({ length: 5 }, () => started()))
-    const batcher = new StepBatcher(db(), internals().clock)
+    const batcher = new StepBatcher(db(), internals().clock, backend === "postgres")
     const results = await Promise.allSettled(
       executions.map((execution, index) =>
         // attempt -1 breaks the table's CHECK (attempt >= 0): its statement fails.
