@@ -8,7 +8,8 @@ import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
 import { FENCE, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import type { StepRow } from "./stepStore.js"
+import type { StatementBatcher } from "../storage/statementBatcher.js"
+import { readStepsOf, type StepRow } from "./stepStore.js"
 
 export interface ExecutionRow {
   readonly execution_id: string
@@ -173,46 +174,49 @@ export const unstartedSnapshot = (
   })),
 })
 
-export const readExecution = async (
+/** The runner's batcher of snapshot reads (storage/statementBatcher.ts over `readExecutionSnapshots`). */
+export type SnapshotReader = StatementBatcher<ExecutionKey, ExecutionSnapshot | undefined>
+
+/** An execution to read, by its row's key. */
+export interface ExecutionKey {
+  readonly routingKey: string
+  readonly executionId: string
+}
+
+/**
+ * Reads what passes replay from — each execution's row, with the pokes its timer counted in the
+ * same snapshot as the interrupt flag (a poke counted here is one the pass sees), and its steps —
+ * for many executions at once: two statements whatever their number. Undefined for an execution
+ * that does not exist.
+ */
+export const readExecutionSnapshots = async (
   db: Queryable,
-  routingKey: string,
-  executionId: string,
-): Promise<ExecutionRow | undefined> =>
-  db
-    .selectFrom("akter.executions")
-    .select([
-      "execution_id",
-      "tenant",
-      "owner_type",
-      "owner_id",
-      "workflow",
-      "execution_key",
-      "manifest_hash",
-      "input",
-      "caller",
-      "event_cursor",
-      "status",
-      "interrupt",
-      "result",
-      "started_at_ms",
-      "finished_at_ms",
-      // In the same snapshot as the interrupt flag: a poke counted here is one the pass sees.
-      (eb) =>
-        eb
-          .fn<number>("coalesce", [
-            eb
-              .selectFrom("akter.outbox")
-              .select("pokes")
-              .where("akter.outbox.routing_key", "=", routingKey)
-              .where("akter.outbox.kind", "=", "timer")
-              .where("akter.outbox.id", "=", executionId),
-            eb.lit(0),
-          ])
-          .as("pokes"),
-    ])
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .executeTakeFirst()
+  keys: readonly ExecutionKey[],
+): Promise<(ExecutionSnapshot | undefined)[]> => {
+  const routingKeys = keys.map((key) => key.routingKey)
+  const executionIds = keys.map((key) => key.executionId)
+  const [executions, steps] = await Promise.all([
+    sql<ExecutionRow>`SELECT e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow,
+        e.execution_key, e.manifest_hash, e.input, e.caller, e.event_cursor, e.status, e.interrupt,
+        e.result, e.started_at_ms, e.finished_at_ms, COALESCE(o.pokes, 0) AS pokes
+      FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
+      JOIN akter.executions e
+        ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id
+      LEFT JOIN akter.outbox o
+        ON o.routing_key = k.routing_key AND o.kind = 'timer' AND o.id = k.execution_id`.execute(
+      db,
+    ),
+    readStepsOf(db, routingKeys, executionIds),
+  ])
+  const byId = new Map<string, ExecutionSnapshot>()
+  for (const execution of executions.rows) {
+    byId.set(execution.execution_id, { execution, steps: [] })
+  }
+  for (const { execution_id: executionId, ...step } of steps) {
+    ;(byId.get(executionId)?.steps as StepRow[] | undefined)?.push(step)
+  }
+  return keys.map((key) => byId.get(key.executionId))
+}
 
 export interface ExecutionState {
   readonly status: ExecutionStatusColumn

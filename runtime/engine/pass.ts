@@ -27,18 +27,22 @@ import type { Logger } from "../log.js"
 import { traced } from "../tracing.js"
 import {
   finishExecutionPart,
-  readExecution,
   readExecutionState,
+  type SnapshotReader,
   type UnstartedExecution,
 } from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
 import { PassWriter } from "./passWriter.js"
-import type { StepBatcher } from "./stepBatcher.js"
 import { describeCause } from "./describeDefect.js"
 import { recordableExit } from "./recordedExits.js"
 import { makeStepEnvironment } from "./stepEnvironment.js"
 import { buildSteps } from "./steps.js"
-import { deleteStepsPart, readSteps, recordScannedPart, unseenEventsPart } from "./stepStore.js"
+import {
+  deleteStepsPart,
+  recordScannedPart,
+  unseenEventsPart,
+  type StepBatcher,
+} from "./stepStore.js"
 import { InterruptRequested, PassAbandoned, RecordedDefect } from "./signals.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 
@@ -71,6 +75,8 @@ export interface PassServices {
   readonly mayWrite: (bucket: number) => boolean
   /** Sends the step writes of the runner's concurrent passes together. */
   readonly stepBatcher?: StepBatcher
+  /** Reads what the runner's concurrent passes replay from together. */
+  readonly snapshots: SnapshotReader
 }
 
 /** The runner's lease of the owner's bucket ran out before a write; the pass stops. */
@@ -145,14 +151,13 @@ export const runPass = async (
     },
   })
   const { start } = options
-  const [execution, rows] =
-    start === undefined
-      ? await Promise.all([
-          readExecution(db, owner.routingKey, executionId),
-          readSteps(db, owner.routingKey, executionId),
-        ])
-      : [start.snapshot.execution, start.snapshot.steps]
-  if (execution === undefined || execution.status === "finished") return { kind: "finished" }
+  const snapshot =
+    start?.snapshot ??
+    (await services.snapshots.submit({ routingKey: owner.routingKey, executionId }))
+  if (snapshot === undefined || snapshot.execution.status === "finished") {
+    return { kind: "finished" }
+  }
+  const { execution, steps: rows } = snapshot
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
   const writer = new PassWriter(

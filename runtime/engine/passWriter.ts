@@ -25,7 +25,7 @@ import {
   type StartOutcome,
   type UnstartedExecution,
 } from "./executionStore.js"
-import type { StepBatcher } from "./stepBatcher.js"
+import type { StepBatcher } from "./stepStore.js"
 import {
   beginActivityPart,
   settleStepPart,
@@ -198,7 +198,7 @@ export class PassWriter {
         ) {
           faultPoint(`${label}.before`)
           if (batchedSettles.length > 0) faultPoint("settle.before")
-          const outcome = await this.batcher.write({
+          const outcome = await this.batcher.submit({
             owner: this.activation.owner,
             generation,
             executionId: this.executionId,

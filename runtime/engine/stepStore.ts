@@ -11,6 +11,7 @@ import { part, type StatementPart } from "../storage/statementParts.js"
 import { FENCE } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import { FINISHED_CHANNEL } from "../outbox/wakeups.js"
+import type { StatementBatcher } from "../storage/statementBatcher.js"
 
 export interface StepRow {
   readonly step: string
@@ -40,32 +41,23 @@ const matchesStep = (key: StepKey) =>
   sql`routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
     AND step = ${key.step} AND attempt = ${key.attempt}`
 
-export const readSteps = async (
+/**
+ * The steps of the given executions (`executionIds[i]` under `routingKeys[i]`), attempts ascending
+ * within each step, each row naming its execution.
+ */
+export const readStepsOf = async (
   db: Queryable,
-  routingKey: string,
-  executionId: string,
-): Promise<StepRow[]> =>
-  db
-    .selectFrom("akter.steps")
-    .select([
-      "step",
-      "attempt",
-      "kind",
-      "exit",
-      "due_at_ms",
-      "wait_event",
-      "wait_after",
-      "scanned",
-      "matched",
-      "version",
-      "started_at_ms",
-      "settled_at_ms",
-    ])
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .orderBy("step")
-    .orderBy("attempt")
-    .execute()
+  routingKeys: readonly string[],
+  executionIds: readonly string[],
+): Promise<(StepRow & { readonly execution_id: string })[]> => {
+  const { rows } = await sql<StepRow & { readonly execution_id: string }>`
+    SELECT s.execution_id, s.step, s.attempt, s.kind, s.exit, s.due_at_ms, s.wait_event,
+      s.wait_after, s.scanned, s.matched, s.version, s.started_at_ms, s.settled_at_ms
+    FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
+    JOIN akter.steps s ON s.routing_key = k.routing_key AND s.execution_id = k.execution_id
+    ORDER BY s.execution_id, s.step, s.attempt`.execute(db)
+  return rows
+}
 
 /**
  * Records each declared marker's current value once, with the start that inserted the execution
@@ -158,6 +150,9 @@ export interface StepBatchWrite {
   /** The encoded result to record, with the steps and the timer deleted (nothing else then). */
   readonly finish?: Buffer
 }
+
+/** The runner's batcher of step writes (storage/statementBatcher.ts over `writeStepBatch`). */
+export type StepBatcher = StatementBatcher<StepBatchWrite, StepBatchOutcome>
 
 export interface StepBatchOutcome {
   /** The owner was at the held generation (locked for the statement); false: nothing written. */

@@ -9,8 +9,9 @@ import { randomUUID } from "node:crypto"
 import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
-import type { UnstartedExecution } from "../engine/executionStore.js"
-import { StepBatcher } from "../engine/stepBatcher.js"
+import { readExecutionSnapshots, type UnstartedExecution } from "../engine/executionStore.js"
+import { writeStepBatch } from "../engine/stepStore.js"
+import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
 import { Activation } from "../owners/fence.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
@@ -163,10 +164,14 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     implementationOf: (owner, workflow) => implementations.get(`${owner}/${workflow}`),
     ownerOf: (owner) => owners.get(owner),
     acceptedAtOf: (owner, workflow) => acceptedAt.get(`${owner}/${workflow}`) ?? -1,
-    stepBatcher: new StepBatcher(
-      internals.storage.db,
-      internals.clock,
-      internals.storage.backend === "postgres",
+    snapshots: new StatementBatcher((keys) => readExecutionSnapshots(internals.storage.db, keys)),
+    stepBatcher: new StatementBatcher((writes) =>
+      writeStepBatch(
+        internals.storage.db,
+        internals.clock,
+        writes,
+        internals.storage.backend === "postgres",
+      ),
     ),
   }
 

@@ -10,7 +10,7 @@ import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.j
 import { internalsOf } from "../../runtime/akter.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
 import { InvalidPayload } from "../../runtime/errors.js"
-import { readExecution } from "../../runtime/engine/executionStore.js"
+import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
 import { claimDue, deleteTimerPart } from "../../runtime/outbox/outboxStore.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
@@ -231,7 +231,10 @@ describeEachBackend("engine", (backend) => {
       const routingKey = rows[0]!.routing_key
       // A pass loads the execution, then the interrupt pokes its timer and a runner claims it (as a
       // poll does while that pass is still live in the same runner).
-      const loaded = await readExecution(db(), routingKey, run.executionId)
+      const [snapshot] = await readExecutionSnapshots(db(), [
+        { routingKey, executionId: run.executionId },
+      ])
+      const loaded = snapshot?.execution
       expect(loaded?.pokes).toBe(0)
       await run.interrupt()
       const buckets = Array.from({ length: 256 }, (_, bucket) => bucket)

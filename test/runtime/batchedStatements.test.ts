@@ -1,15 +1,17 @@
 /**
- * The batch of step writes (settle the held attempt, begin the next) that concurrent passes share,
- * on PGlite and on Postgres: each row keeps the guarantees of the one-execution statement — the
- * generation fence, one settle per attempt, no begin after a settle that matched nothing — and the
- * batcher sends writes that wait together, retrying a failed batch write by write.
+ * The statements concurrent passes share, on PGlite and on Postgres. The batch of step writes
+ * (settle the held attempt, begin the next, record a result): each row keeps the guarantees of the
+ * one-execution statement — the generation fence, one settle per attempt, no begin after a settle
+ * that matched nothing, one result. The batched reads of what passes replay from. And the batcher,
+ * which sends requests that wait together and retries a failed batch request by request.
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
-import { StepBatcher } from "../../runtime/engine/stepBatcher.js"
+import { StatementBatcher } from "../../runtime/storage/statementBatcher.js"
 import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepStore.js"
+import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
 import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
@@ -20,7 +22,7 @@ import { makeProbe, type Probe } from "./probeWorkflows.js"
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any
 
-describeEachBackend("step batches", (backend) => {
+describeEachBackend("batched statements", (backend) => {
   let akter: TestAkter
   let probe: Probe
   let client: AnyClient
@@ -191,13 +193,53 @@ describeEachBackend("step batches", (backend) => {
     ).toEqual(result)
   })
 
+  it("reads many executions in two statements: each row with its timer's pokes, each its own steps, nothing for an unknown id", async () => {
+    const a = await started()
+    const b = await started()
+    await batch([
+      { ...a, begin: { step: "s1", attempt: 1 } },
+      { ...b, begin: { step: "s1", attempt: 1 } },
+    ])
+    await batch([
+      {
+        ...a,
+        settle: { step: "s1", attempt: 1, exit: exit(1) },
+        begin: { step: "s2", attempt: 1 },
+      },
+    ])
+    await client.quick.attach(b.executionId).interrupt()
+    const unknown = { routingKey: a.owner.routingKey, executionId: `${a.executionId}x` }
+    const before = internals().storage.counters.statements
+    const [first, second, none] = await readExecutionSnapshots(db(), [
+      { routingKey: a.owner.routingKey, executionId: a.executionId },
+      { routingKey: b.owner.routingKey, executionId: b.executionId },
+      unknown,
+    ])
+    expect(internals().storage.counters.statements - before).toBe(2)
+    expect(none).toBeUndefined()
+    expect(first!.execution).toMatchObject({
+      execution_id: a.executionId,
+      status: "running",
+      interrupt: false,
+      pokes: 0,
+    })
+    expect(first!.steps.map((row) => [row.step, row.attempt, row.exit])).toEqual([
+      ["s1", 1, exit(1)],
+      ["s2", 1, null],
+    ])
+    expect(second!.execution).toMatchObject({ interrupt: true, pokes: 1 })
+    expect(second!.steps.map((row) => [row.step, row.exit])).toEqual([["s1", null]])
+  })
+
   it("sends writes that wait together: two go at once, the rest in one statement when one returns", async () => {
     const executions = await Promise.all(Array.from({ length: 10 }, () => started()))
-    const batcher = new StepBatcher(db(), internals().clock, backend === "postgres")
+    const batcher = new StatementBatcher((writes: readonly StepBatchWrite[]) =>
+      writeStepBatch(db(), internals().clock, writes, backend === "postgres"),
+    )
     const before = internals().storage.counters.statements
     const outcomes = await Promise.all(
       executions.map((execution) =>
-        batcher.write({ ...execution, begin: { step: "s1", attempt: 1 } }),
+        batcher.submit({ ...execution, begin: { step: "s1", attempt: 1 } }),
       ),
     )
     expect(internals().storage.counters.statements - before).toBe(3)
@@ -206,11 +248,13 @@ describeEachBackend("step batches", (backend) => {
 
   it("retries a failed batch write by write, so only the write that fails fails", async () => {
     const executions = await Promise.all(Array.from({ length: 5 }, () => started()))
-    const batcher = new StepBatcher(db(), internals().clock, backend === "postgres")
+    const batcher = new StatementBatcher((writes: readonly StepBatchWrite[]) =>
+      writeStepBatch(db(), internals().clock, writes, backend === "postgres"),
+    )
     const results = await Promise.allSettled(
       executions.map((execution, index) =>
         // attempt -1 breaks the table's CHECK (attempt >= 0): its statement fails.
-        batcher.write({ ...execution, begin: { step: "s1", attempt: index === 3 ? -1 : 1 } }),
+        batcher.submit({ ...execution, begin: { step: "s1", attempt: index === 3 ? -1 : 1 } }),
       ),
     )
     expect(results.map((r) => r.status)).toEqual([
