@@ -19,7 +19,7 @@ import {
   replayExit,
   type ResultTypes,
 } from "./recordedExits.js"
-import type { StepRow } from "./stepStore.js"
+import { stepRow, type StepRow } from "./stepStore.js"
 import { InterruptRequested } from "./signals.js"
 
 /** The wait before attempt `attempt + 1`: `initial · factor^(attempt-1)`, capped at `max`. */
@@ -119,20 +119,8 @@ const runAttempt = (
   )
 }
 
-const pendingRow = (step: string, attempt: number, startedAtMs: number): StepRow => ({
-  step,
-  attempt,
-  kind: "activity",
-  exit: null,
-  due_at_ms: null,
-  wait_event: null,
-  wait_after: null,
-  scanned: null,
-  matched: null,
-  version: null,
-  started_at_ms: startedAtMs,
-  settled_at_ms: null,
-})
+const pendingRow = (step: string, attempt: number, startedAtMs: number): StepRow =>
+  stepRow({ step, attempt, kind: "activity", started_at_ms: startedAtMs })
 
 /** `wf.<activity>(input?)`: replays the recorded exit, or runs the next attempt. */
 export const activityStep =

@@ -9,7 +9,7 @@ import { part, type StatementPart } from "../storage/statementParts.js"
 import { FENCE, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
-import { readStepsOf, type StepRow } from "./stepStore.js"
+import { readStepsOf, stepRow, type StepRow } from "./stepStore.js"
 
 export interface ExecutionRow {
   readonly execution_id: string
@@ -158,20 +158,9 @@ export const unstartedSnapshot = (
     finished_at_ms: null,
     pokes: 0,
   },
-  steps: Object.entries(markers).map(([step, version]) => ({
-    step,
-    attempt: 0,
-    kind: "version",
-    exit: null,
-    due_at_ms: null,
-    wait_event: null,
-    wait_after: null,
-    scanned: null,
-    matched: null,
-    version,
-    started_at_ms: 0,
-    settled_at_ms: null,
-  })),
+  steps: Object.entries(markers).map(([step, version]) =>
+    stepRow({ step, attempt: 0, kind: "version", version, started_at_ms: 0 }),
+  ),
 })
 
 /** The runner's batcher of snapshot reads (storage/statementBatcher.ts over `readExecutionSnapshots`). */

@@ -28,6 +28,24 @@ export interface StepRow {
   readonly settled_at_ms: number | null
 }
 
+/**
+ * The in-memory copy of a step row a pass recorded or is about to: what is given, every other
+ * column empty as a fresh row has it.
+ */
+export const stepRow = (
+  row: Pick<StepRow, "step" | "attempt" | "kind" | "started_at_ms"> & Partial<StepRow>,
+): StepRow => ({
+  exit: null,
+  due_at_ms: null,
+  wait_event: null,
+  wait_after: null,
+  scanned: null,
+  matched: null,
+  version: null,
+  settled_at_ms: null,
+  ...row,
+})
+
 export interface StepKey {
   readonly routingKey: string
   readonly executionId: string

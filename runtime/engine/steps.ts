@@ -29,6 +29,7 @@ import {
   recordScannedPart,
   recordSettledPart,
   settleStepPart,
+  stepRow,
   unseenEventsPart,
   type StepRow,
 } from "./stepStore.js"
@@ -36,20 +37,8 @@ import { InterruptRequested, PassAbandoned, RecordedDefect } from "./signals.js"
 
 const EVENT_PAGE = 256
 
-const settledRow = (step: string, kind: StepRow["kind"], exit: Buffer, at: number): StepRow => ({
-  step,
-  attempt: 1,
-  kind,
-  exit,
-  due_at_ms: null,
-  wait_event: null,
-  wait_after: null,
-  scanned: null,
-  matched: null,
-  version: null,
-  started_at_ms: at,
-  settled_at_ms: at,
-})
+const settledRow = (step: string, kind: StepRow["kind"], exit: Buffer, at: number): StepRow =>
+  stepRow({ step, attempt: 1, kind, exit, started_at_ms: at, settled_at_ms: at })
 
 const durationMsOf = (step: string, duration: Duration.Input): Effect.Effect<number> => {
   const ms = Duration.toMillis(duration)

@@ -20,14 +20,8 @@ import {
 } from "../../runtime/errors.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
-import { describeEachBackend } from "../support/backends.js"
-import {
-  makeVault,
-  openTestAkter,
-  tableCounts,
-  type TableCounts,
-  type Vault,
-} from "./vaultWorkflows.js"
+import { describeEachBackend, openTestAkter } from "../support/backends.js"
+import { makeVault, tableCounts, type TableCounts, type Vault } from "./vaultWorkflows.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any

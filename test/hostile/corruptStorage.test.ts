@@ -19,9 +19,8 @@ import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { showExecution } from "../../runtime/inspect/executionQueries.js"
 import { renderExecutionDetail } from "../../runtime/inspect/renderInspection.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
-import { describeEachBackend } from "../support/backends.js"
+import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
-import { openTestAkter } from "./vaultWorkflows.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any

@@ -7,8 +7,6 @@ import { Effect } from "effect"
 import { sql } from "kysely"
 import { implementWorkflow, type WorkflowImplementation } from "../../runtime/index.js"
 import { internalsOf, type Akter, type AkterOptions } from "../../runtime/akter.js"
-import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
-import { createPostgresDatabase, type BackendName } from "../support/backends.js"
 import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { registrationsFromYaml } from "../support/registrationFromYaml.js"
 
@@ -91,23 +89,4 @@ export const tableCounts = async (akter: Akter): Promise<TableCounts> => {
     counts[table] = rows[0]!.n
   }
   return counts
-}
-
-/**
- * A test handle on a fresh database of the backend: in-memory PGlite, or a Postgres database of its
- * own that `close()` drops.
- */
-export const openTestAkter = async (
-  backend: BackendName,
-  options: AkterOptions = {},
-): Promise<TestAkter> => {
-  if (backend !== "postgres") return testAkter(options)
-  const database = await createPostgresDatabase()
-  const opened = await testAkter({ ...options, databaseUrl: database.url })
-  const close = opened.close
-  opened.close = async () => {
-    await close()
-    await database.drop()
-  }
-  return opened
 }

@@ -20,8 +20,9 @@ import {
   createPostgresDatabase,
   describeEachBackend,
   describePostgres,
+  openTestAkter,
 } from "../support/backends.js"
-import { makeVault, openTestAkter, VAULT_YAML, type Vault } from "../hostile/vaultWorkflows.js"
+import { makeVault, VAULT_YAML, type Vault } from "../hostile/vaultWorkflows.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any

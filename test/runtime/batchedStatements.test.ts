@@ -14,8 +14,8 @@ import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepSt
 import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
-import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
-import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
+import type { TestAkter } from "../../runtime/testing/index.js"
+import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { makeProbe, type Probe } from "./probeWorkflows.js"
 
 // The client of an untyped (test) registration.
@@ -26,22 +26,14 @@ describeEachBackend("batched statements", (backend) => {
   let akter: TestAkter
   let probe: Probe
   let client: AnyClient
-  let drop: (() => Promise<void>) | undefined
 
   beforeAll(async () => {
     probe = await makeProbe()
-    if (backend === "postgres") {
-      const database = await createPostgresDatabase()
-      drop = database.drop
-      akter = await testAkter({ databaseUrl: database.url })
-    } else akter = await testAkter()
+    akter = await openTestAkter(backend)
     client = makeOwnerClient<AnyClient>(akter, probe.registration)
   })
 
-  afterAll(async () => {
-    await akter?.close()
-    await drop?.()
-  })
+  afterAll(() => akter?.close())
 
   const internals = () => internalsOf(akter)
   const db = () => internals().storage.db

@@ -7,6 +7,8 @@
 import { randomBytes } from "node:crypto"
 import pg from "pg"
 import { describe, it } from "vitest"
+import type { AkterOptions } from "../../runtime/akter.js"
+import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
 
 export type BackendName = "pglite" | "postgres"
 
@@ -76,3 +78,22 @@ export const describeEachBackend = (
 /** `describe` that needs Postgres (multi-process suites). */
 export const describePostgres = (title: string, suite: () => void) =>
   describeEachBackend(title, () => suite(), ["postgres"])
+
+/**
+ * A test handle on a fresh database of the backend: in-memory PGlite, or a Postgres database of its
+ * own that `close()` drops.
+ */
+export const openTestAkter = async (
+  backend: BackendName,
+  options: AkterOptions = {},
+): Promise<TestAkter> => {
+  if (backend !== "postgres") return testAkter(options)
+  const database = await createPostgresDatabase()
+  const opened = await testAkter({ ...options, databaseUrl: database.url })
+  const close = opened.close
+  opened.close = async () => {
+    await close()
+    await database.drop()
+  }
+  return opened
+}

@@ -26,8 +26,9 @@ import {
   databaseUrl,
   describeEachBackend,
   describePostgres,
+  openTestAkter,
 } from "../support/backends.js"
-import { makeVault, openTestAkter, tableCounts, type Vault } from "../hostile/vaultWorkflows.js"
+import { makeVault, tableCounts, type Vault } from "../hostile/vaultWorkflows.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any
