@@ -200,39 +200,53 @@ export const writeStepBatch = async (
   notify: boolean,
 ): Promise<StepBatchOutcome[]> => {
   const column = <A>(pick: (write: StepBatchWrite) => A) => writes.map(pick)
-  const { rows } = await sql<{
-    fenced: boolean
-    settled: boolean
-    started_at_ms: number | null
-    finished: boolean
-  }>`WITH input AS (
-      SELECT * FROM unnest(
-        ${column((w) => w.owner.routingKey)}::bigint[], ${column((w) => w.owner.tenant)}::text[],
-        ${column((w) => w.owner.ownerType)}::text[], ${column((w) => w.owner.ownerId)}::text[],
-        ${column((w) => w.generation)}::bigint[], ${column((w) => w.executionId)}::text[],
-        ${column((w) => w.settle?.step ?? null)}::text[],
-        ${column((w) => w.settle?.attempt ?? null)}::int[],
-        ${column((w) => w.settle?.exit ?? null)}::bytea[],
-        ${column((w) => w.settle?.retryAtMs ?? null)}::bigint[],
-        ${column((w) => w.begin?.step ?? null)}::text[],
-        ${column((w) => w.begin?.attempt ?? null)}::int[],
-        ${column((w) => w.finish ?? null)}::bytea[]
-      ) WITH ORDINALITY AS i(routing_key, tenant, owner_type, owner_id, generation, execution_id,
-        settle_step, settle_attempt, exit, retry_at_ms, begin_step, begin_attempt, result, n)
-    ),
-    fence AS (
+  // Only the parts some row needs: at most seven statement shapes, each prepared once.
+  const settling = writes.some((write) => write.settle !== undefined)
+  const beginning = writes.some((write) => write.begin !== undefined)
+  const finishing = writes.some((write) => write.finish !== undefined)
+  const columns: (readonly [string, RawBuilder<unknown>])[] = [
+    ["routing_key", sql`${column((w) => w.owner.routingKey)}::bigint[]`],
+    ["tenant", sql`${column((w) => w.owner.tenant)}::text[]`],
+    ["owner_type", sql`${column((w) => w.owner.ownerType)}::text[]`],
+    ["owner_id", sql`${column((w) => w.owner.ownerId)}::text[]`],
+    ["generation", sql`${column((w) => w.generation)}::bigint[]`],
+    ["execution_id", sql`${column((w) => w.executionId)}::text[]`],
+  ]
+  if (settling) {
+    columns.push(
+      ["settle_step", sql`${column((w) => w.settle?.step ?? null)}::text[]`],
+      ["settle_attempt", sql`${column((w) => w.settle?.attempt ?? null)}::int[]`],
+      ["exit", sql`${column((w) => w.settle?.exit ?? null)}::bytea[]`],
+      ["retry_at_ms", sql`${column((w) => w.settle?.retryAtMs ?? null)}::bigint[]`],
+    )
+  }
+  if (beginning) {
+    columns.push(
+      ["begin_step", sql`${column((w) => w.begin?.step ?? null)}::text[]`],
+      ["begin_attempt", sql`${column((w) => w.begin?.attempt ?? null)}::int[]`],
+    )
+  }
+  if (finishing) columns.push(["result", sql`${column((w) => w.finish ?? null)}::bytea[]`])
+  const parts = [
+    sql`input AS (
+      SELECT * FROM unnest(${sql.join(columns.map(([, array]) => array))})
+        WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
+    )`,
+    sql`fence AS (
       SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
       WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation) IN (
         SELECT routing_key, tenant, owner_type, owner_id, generation FROM input)
       ORDER BY o.routing_key, o.tenant, o.owner_type, o.owner_id
       FOR UPDATE
-    ),
-    fenced AS (
+    )`,
+    sql`fenced AS (
       SELECT i.* FROM input i JOIN fence f ON f.routing_key = i.routing_key
         AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
         AND f.generation = i.generation
-    ),
-    settled AS (
+    )`,
+  ]
+  if (settling) {
+    parts.push(sql`settled AS (
       UPDATE akter.steps s
       SET exit = f.exit, settled_at_ms = ${nowMs(clock)},
         due_at_ms = COALESCE(f.retry_at_ms, s.due_at_ms), matched = NULL
@@ -240,44 +254,62 @@ export const writeStepBatch = async (
       WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
         AND s.step = f.settle_step AND s.attempt = f.settle_attempt AND s.exit IS NULL
       RETURNING f.n
-    ),
-    begun AS (
+    )`)
+  }
+  if (beginning) {
+    parts.push(sql`begun AS (
       INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, started_at_ms)
       SELECT f.routing_key, f.execution_id, f.begin_step, f.begin_attempt, 'activity', ${nowMs(clock)}
       FROM fenced f
       WHERE f.begin_step IS NOT NULL
-        AND (f.settle_step IS NULL OR f.n IN (SELECT n FROM settled))
+        ${settling ? sql`AND (f.settle_step IS NULL OR f.n IN (SELECT n FROM settled))` : sql``}
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET started_at_ms = akter.steps.started_at_ms
       RETURNING execution_id, started_at_ms
-    ),
-    finished AS (
-      UPDATE akter.executions e
-      SET status = 'finished', result = f.result, finished_at_ms = ${nowMs(clock)}
-      FROM fenced f
-      WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
-        AND e.execution_id = f.execution_id AND e.status <> 'finished'
-      RETURNING f.n, e.routing_key, e.execution_id, e.awaited
-    ),
-    steps_deleted AS (
-      DELETE FROM akter.steps s USING finished f
-      WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
-      RETURNING 1
-    ),
-    timer_deleted AS (
-      DELETE FROM akter.outbox o USING finished f
-      WHERE o.routing_key = f.routing_key AND o.kind = 'timer' AND o.id = f.execution_id
-      RETURNING 1
-    ),
-    notified AS (
-      SELECT pg_notify(${FINISHED_CHANNEL}, f.execution_id) FROM finished f
-      WHERE f.awaited AND ${notify}::boolean
+    )`)
+  }
+  if (finishing) {
+    parts.push(
+      sql`finished AS (
+        UPDATE akter.executions e
+        SET status = 'finished', result = f.result, finished_at_ms = ${nowMs(clock)}
+        FROM fenced f
+        WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
+          AND e.execution_id = f.execution_id AND e.status <> 'finished'
+        RETURNING f.n, e.routing_key, e.execution_id, e.awaited
+      )`,
+      sql`steps_deleted AS (
+        DELETE FROM akter.steps s USING finished f
+        WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
+        RETURNING 1
+      )`,
+      sql`timer_deleted AS (
+        DELETE FROM akter.outbox o USING finished f
+        WHERE o.routing_key = f.routing_key AND o.kind = 'timer' AND o.id = f.execution_id
+        RETURNING 1
+      )`,
+      sql`notified AS (
+        SELECT pg_notify(${FINISHED_CHANNEL}, f.execution_id) FROM finished f
+        WHERE f.awaited AND ${notify}::boolean
+      )`,
     )
+  }
+  // A plain SELECT part runs only when referred to: this is what sends the notifications.
+  const notifiedColumn = finishing ? sql`, (SELECT count(*) FROM notified) AS notified` : sql``
+  const { rows } = await sql<{
+    fenced: boolean
+    settled: boolean
+    started_at_ms: number | null
+    finished: boolean
+  }>`WITH ${sql.join(parts)}
     SELECT i.n IN (SELECT n FROM fenced) AS fenced,
-      i.settle_step IS NULL OR i.n IN (SELECT n FROM settled) AS settled,
-      (SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id) AS started_at_ms,
-      i.n IN (SELECT n FROM finished) AS finished,
-      (SELECT count(*) FROM notified) AS notified
+      ${settling ? sql`i.settle_step IS NULL OR i.n IN (SELECT n FROM settled)` : sql`true`} AS settled,
+      ${
+        beginning
+          ? sql`(SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id)`
+          : sql`NULL::bigint`
+      } AS started_at_ms,
+      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}
     FROM input i ORDER BY i.n`.execute(db)
   return rows.map((row) => ({
     fenced: row.fenced,
