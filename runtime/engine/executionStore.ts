@@ -127,7 +127,7 @@ export interface UnstartedExecution {
   readonly head: readonly StatementPart[]
   readonly tail: readonly StatementPart[]
   readonly names: FoldedStart
-  /** Told once what came of the start. */
+  /** Told what came of the start; only the first telling counts (a pass that ends tells again). */
   readonly settled: (outcome: StartOutcome) => void
 }
 
