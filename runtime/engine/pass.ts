@@ -74,7 +74,7 @@ export interface PassServices {
   /** Whether the runner still leases the bucket: a write is refused before it starts otherwise. */
   readonly mayWrite: (bucket: number) => boolean
   /** Sends the step writes of the runner's concurrent passes together. */
-  readonly stepBatcher?: StepBatcher
+  readonly stepBatcher: StepBatcher
   /** Reads what the runner's concurrent passes replay from together. */
   readonly snapshots: SnapshotReader
 }
@@ -359,30 +359,37 @@ const finish = async (
 ): Promise<PassOutcome> => {
   const { internals } = services
   const stored = encodeJson(result)
-  const finished = finishExecutionPart(internals.clock, state.routingKey, state.executionId, stored)
-  const when = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(finished.name)})`
   let recorded: boolean
   try {
-    recorded = await state.writer.write(
-      "finish",
-      {
-        final: true,
-        parts: [
-          finished,
-          deleteStepsPart(state.routingKey, state.executionId, finished.name),
-          deleteTimerPart(state.routingKey, state.executionId, { when }),
-        ],
-        // Callers awaiting the result in other processes hear of it at once (Postgres).
-        select:
-          internals.storage.backend === "postgres"
-            ? sql`${countOf(finished.name)} AS finished,
-                (SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId})
-                  FROM ${sql.id(finished.name)} WHERE awaited) AS notified`
-            : sql`${countOf(finished.name)} AS finished`,
-        read: (row) => row["finished"] === 1,
+    recorded = await state.writer.write("finish", {
+      finish: stored,
+      read: (outcome) => outcome.finished,
+      statement: () => {
+        const finished = finishExecutionPart(
+          internals.clock,
+          state.routingKey,
+          state.executionId,
+          stored,
+        )
+        const when = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(finished.name)})`
+        return {
+          final: true,
+          parts: [
+            finished,
+            deleteStepsPart(state.routingKey, state.executionId, finished.name),
+            deleteTimerPart(state.routingKey, state.executionId, { when }),
+          ],
+          // Callers awaiting the result in other processes hear of it at once (Postgres).
+          select:
+            internals.storage.backend === "postgres"
+              ? sql`${countOf(finished.name)} AS finished,
+                  (SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId})
+                    FROM ${sql.id(finished.name)} WHERE awaited) AS notified`
+              : sql`${countOf(finished.name)} AS finished`,
+          read: (row) => row["finished"] === 1,
+        }
       },
-      { finish: stored, read: (outcome) => outcome.finished },
-    )
+    })
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }

@@ -25,11 +25,11 @@ import {
   type StartOutcome,
   type UnstartedExecution,
 } from "./executionStore.js"
-import type { StepBatcher } from "./stepStore.js"
 import {
   beginActivityPart,
   settleStepPart,
   type HeldSettle,
+  type StepBatcher,
   type StepBatchOutcome,
 } from "./stepStore.js"
 
@@ -84,14 +84,21 @@ export class StartAttached extends Error {
   }
 }
 
-/** How a write goes as a row of a step batch, when it is one that can. */
-export interface BatchedForm<A> {
-  /** The activity attempt the write begins, if any (none: a flush of a held settle). */
+/**
+ * A write that goes as a row of a step batch when it can, and as a statement of the pass's own
+ * (built only then) when it cannot.
+ */
+export interface BatchableWrite<A> {
+  /** The activity attempt the write begins, if any (none: a flush of what is held). */
   readonly begin?: { readonly step: string; readonly attempt: number }
-  /** The encoded result the write records (a final write). */
+  /** The encoded result the write records: a final write. */
   readonly finish?: Buffer
   readonly read: (outcome: StepBatchOutcome) => A
+  readonly statement: () => PassWrite<A>
 }
+
+const isBatchable = <A>(write: PassWrite<A> | BatchableWrite<A>): write is BatchableWrite<A> =>
+  "statement" in write
 
 export class PassWriter {
   private held: StatementPart[] = []
@@ -117,19 +124,9 @@ export class PassWriter {
     private readonly routingKey: string,
     private readonly executionId: string,
     /** Refuses a write before it starts (e.g. the bucket's lease ran out): returns the reason. */
-    private readonly guard: () => Error | undefined = () => undefined,
-    private readonly batcher?: StepBatcher,
+    private readonly guard: () => Error | undefined,
+    private readonly batcher: StepBatcher,
   ) {}
-
-  /**
-   * Commits the held writes and then `write`, in one fenced statement. Writes of one pass are
-   * serialized, so they commit in the order the pass issued them. `label` names the write's fault
-   * points (`pending.before`, `pending.after`); a write that carries held settles also passes the
-   * `settle` points, and one that carries the start the `start` points.
-   */
-  write<A>(label: string, write: PassWrite<A>, batched?: BatchedForm<A>): Promise<A> {
-    return this.issue(label, write, batched)
-  }
 
   /**
    * Inserts the pending row of an activity attempt (with whatever is held) before it runs, so a
@@ -137,31 +134,44 @@ export class PassWriter {
    * Resolves to the attempt's recorded start time, whether this write or an earlier run began it.
    */
   beginActivity(step: string, attempt: number): Promise<number> {
-    const pending = beginActivityPart(this.clock, {
-      routingKey: this.routingKey,
-      executionId: this.executionId,
-      step,
-      attempt,
-    })
-    return this.issue(
-      "pending",
-      {
-        parts: [pending],
-        select: sql`(SELECT started_at_ms FROM ${sql.id(pending.name)}) AS started_at_ms`,
-        read: (row) => Number(row["started_at_ms"]),
+    return this.write("pending", {
+      begin: { step, attempt },
+      read: (outcome) => outcome.startedAtMs!,
+      statement: () => {
+        const pending = beginActivityPart(this.clock, {
+          routingKey: this.routingKey,
+          executionId: this.executionId,
+          step,
+          attempt,
+        })
+        return {
+          parts: [pending],
+          select: sql`(SELECT started_at_ms FROM ${sql.id(pending.name)}) AS started_at_ms`,
+          read: (row) => Number(row["started_at_ms"]),
+        }
       },
-      { begin: { step, attempt }, read: (outcome) => outcome.startedAtMs! },
-    )
+    })
   }
 
-  private issue<A>(label: string, write: PassWrite<A>, batched?: BatchedForm<A>): Promise<A> {
+  /**
+   * Commits the held writes and then `write`, in one fenced statement (or as one row of a step
+   * batch: a batchable write under a generation already held). Writes of one pass are serialized,
+   * so they commit in the order the pass issued them. `label` names the write's fault points
+   * (`pending.before`, `pending.after`); a write that carries held settles also passes the `settle`
+   * points, and one that carries the start the `start` points.
+   */
+  write<A>(label: string, given: BatchableWrite<A>): Promise<A>
+  write<A>(label: string, given: PassWrite<A>): Promise<A>
+  write<A>(label: string, given: PassWrite<A> | BatchableWrite<A>): Promise<A> {
+    const batched = isBatchable(given) ? given : undefined
+    const plain = isBatchable(given) ? undefined : given
+    const final = plain?.final === true || batched?.finish !== undefined
+    const changesExecution = plain?.execution !== undefined
     const startWaiting = this.start !== undefined && this.startWrite === undefined
     // A statement cannot update the execution row its start inserts (a sibling part's row is
     // invisible to it): a write that changes the execution, the finish among them, goes after a
     // write of its own that records the start.
-    if (startWaiting && (write.final === true || write.execution !== undefined)) {
-      this.flush()
-    }
+    if (startWaiting && (final || changesExecution)) this.flush()
     const carriesStart = this.start !== undefined && this.startWrite === undefined
     const run = this.chain.then(async () => {
       // Taken when it runs: a discard in between has already told the start it was not taken.
@@ -177,8 +187,7 @@ export class PassWriter {
         const refused = this.guard()
         if (refused !== undefined) throw refused
         const { held, settleNames, settles, patch } = this.takeHeld()
-        const final = write.final === true
-        let execution = final ? {} : mergePatches(patch, write.execution ?? {})
+        let execution = final ? {} : mergePatches(patch, plain?.execution ?? {})
         if (start !== undefined && !isEmptyPatch(execution)) {
           // Held for the next write, which sees the row this one inserts (see above).
           this.patchExecution(execution)
@@ -189,7 +198,6 @@ export class PassWriter {
         const batchedSettles = final ? [] : settles
         if (
           batched !== undefined &&
-          this.batcher !== undefined &&
           start === undefined &&
           generation !== undefined &&
           (final || (held.length === 0 && isEmptyPatch(execution))) &&
@@ -212,6 +220,7 @@ export class PassWriter {
           faultPoint(`${label}.after`)
           return batched.read(outcome)
         }
+        const write = plain ?? batched!.statement()
         const settleParts = settles.map((settle) => this.settlePart(settle))
         const carried = final ? [] : [...held, ...settleParts]
         const expected = final ? [] : [...settleNames, ...settleParts.map((part) => part.name)]
@@ -340,7 +349,9 @@ export class PassWriter {
 
   /** Writes what is held now, as a batch row when it can go as one. */
   private flush(): void {
-    this.issue("settle", { parts: [] }, { read: () => undefined }).catch(() => {})
+    this.write("settle", { read: () => undefined, statement: () => ({ parts: [] }) }).catch(
+      () => {},
+    )
   }
 
   private settlePart(settle: HeldSettle): StatementPart {
