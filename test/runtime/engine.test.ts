@@ -399,14 +399,21 @@ describeEachBackend("engine", (backend) => {
         workflow: "quick",
         key: "refused",
       })
-      // Its step rows are refused while the trigger stands: the pass that took the start fails the
-      // write that would have recorded it.
+      // While the triggers stand, its step rows are refused, and so is its owner created activated:
+      // whichever write of the pass that took the start would have recorded it (the flush of the
+      // start alone, or the start with the pending activity) fails, and no later pass gets further.
       await sql`CREATE FUNCTION akter_test_refuse_steps() RETURNS trigger AS $$
         BEGIN
-          IF NEW.execution_id = ${sql.lit(refused)} THEN RAISE EXCEPTION 'refused by the test'; END IF;
+          IF TG_TABLE_NAME = 'steps' THEN
+            IF NEW.execution_id = ${sql.lit(refused)} THEN RAISE EXCEPTION 'refused by the test'; END IF;
+          ELSIF NEW.owner_id = ${sql.lit(owner)} AND NEW.generation > 0 THEN
+            RAISE EXCEPTION 'refused by the test';
+          END IF;
           RETURN NEW;
         END $$ LANGUAGE plpgsql`.execute(db())
       await sql`CREATE TRIGGER akter_test_refuse_steps BEFORE INSERT ON akter.steps FOR EACH ROW
+        EXECUTE FUNCTION akter_test_refuse_steps()`.execute(db())
+      await sql`CREATE TRIGGER akter_test_refuse_owners BEFORE INSERT ON akter.owners FOR EACH ROW
         EXECUTE FUNCTION akter_test_refuse_steps()`.execute(db())
       let run: { executionId: string; result: (o: object) => Promise<unknown> }
       try {
@@ -423,6 +430,7 @@ describeEachBackend("engine", (backend) => {
         })
       } finally {
         await sql`DROP TRIGGER akter_test_refuse_steps ON akter.steps`.execute(db())
+        await sql`DROP TRIGGER akter_test_refuse_owners ON akter.owners`.execute(db())
         await sql`DROP FUNCTION akter_test_refuse_steps()`.execute(db())
       }
       await withRunner(async (runner) => {
