@@ -2,19 +2,28 @@
  * Every error akter shows a user. Each is a tagged error (catchable with `Effect.catchTag`, and an
  * `Error` for Promise callers) whose message says what was wrong, where, and what to do.
  */
-import { Data } from "effect"
+import * as Data from "effect/Data"
+import type { Finding } from "./compatibility/finding.js"
 
 export const MAX_KEY_BYTES = 256
 
-/** An execution key is empty or longer than 256 UTF-8 bytes. */
+/**
+ * An execution key is empty, longer than 256 UTF-8 bytes, or not storable as Postgres text: it holds
+ * a NUL character or a lone surrogate (`problem` then says which, and where).
+ */
 export class InvalidExecutionKey extends Data.TaggedError("InvalidExecutionKey")<{
   readonly bytes: number
+  readonly problem: string | undefined
   readonly message: string
 }> {
-  constructor(bytes: number) {
+  constructor(bytes: number, problem?: string) {
     super({
       bytes,
-      message: `execution key is ${bytes} bytes; a key must be 1 to ${MAX_KEY_BYTES} UTF-8 bytes (shorten the key field, or hash it)`,
+      problem,
+      message:
+        problem === undefined
+          ? `execution key is ${bytes} bytes; a key must be 1 to ${MAX_KEY_BYTES} UTF-8 bytes (shorten the key field, or hash it)`
+          : `execution key ${problem}, which Postgres text cannot store exactly; a key must be well-formed Unicode without NUL (clean the key field, or hash it)`,
     })
   }
 }
@@ -112,6 +121,16 @@ export class UnknownEvent extends Data.TaggedError("UnknownEvent")<{
   }
 }
 
+/** A `listExecutions` or `countExecutions` query is malformed; `field` names the part. */
+export class InvalidQuery extends Data.TaggedError("InvalidQuery")<{
+  readonly field: string
+  readonly message: string
+}> {
+  constructor(field: string, problem: string) {
+    super({ field, message: `invalid execution query: ${field} ${problem}` })
+  }
+}
+
 /** `result()` stopped waiting; the execution itself goes on. */
 export class ResultTimeout extends Data.TaggedError("ResultTimeout")<{
   readonly executionId: string
@@ -121,6 +140,31 @@ export class ResultTimeout extends Data.TaggedError("ResultTimeout")<{
     super({
       executionId,
       message: `execution ${executionId} did not finish within ${waitedMs} ms (it keeps running; call result() again)`,
+    })
+  }
+}
+
+/**
+ * The database could not be reached, dropped the connection, or did not answer in time, and the
+ * call's retries (with backoff, within its timeout) ran out. Nothing may have been written, or a
+ * start or emit may have committed unseen: retrying with the same command id is safe.
+ */
+export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{
+  /** The call that gave up: `start Order.fulfill`, `result`, `emit PaymentConfirmed`. */
+  readonly operation: string
+  /** How long the call tried, in milliseconds. */
+  readonly waitedMs: number
+  /** The last failure: the driver's error, or a description of the wait that ran out. */
+  readonly cause: unknown
+  readonly message: string
+}> {
+  constructor(operation: string, waitedMs: number, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    super({
+      operation,
+      waitedMs,
+      cause,
+      message: `${operation}: the database is unavailable (${reason}); gave up after ${waitedMs} ms (retry later; a retry with the same command id is safe)`,
     })
   }
 }
@@ -181,16 +225,49 @@ export class UndeclaredStep extends Data.TaggedError("UndeclaredStep")<{
   }
 }
 
+/** Who holds a PGlite data directory, as its lock records it. */
+export interface DataDirectoryHolder {
+  readonly pid: number
+  readonly host: string
+  /** The holder's command line, shortened. */
+  readonly command: string
+  /** When it took the directory (ISO 8601). */
+  readonly since: string
+  /** Where it serves the database to other processes (`akter dev`), if it does. */
+  readonly url?: string
+}
+
+/**
+ * A PGlite data directory is open in another live process. PGlite is one process's database: two
+ * processes on one directory would each see only their own writes, so the second is refused.
+ */
+export class DataDirectoryInUse extends Data.TaggedError("DataDirectoryInUse")<{
+  readonly dataDir: string
+  readonly lockFolder: string
+  readonly holder: DataDirectoryHolder
+  readonly message: string
+}> {
+  /** `thisHost`: where the lock was read; a holder elsewhere may be dead without akter knowing. */
+  constructor(dataDir: string, lockFolder: string, holder: DataDirectoryHolder, thisHost: string) {
+    const who = `process ${holder.pid} on ${holder.host} (${holder.command}, since ${holder.since})`
+    const message =
+      holder.url !== undefined
+        ? `the PGlite data directory ${dataDir} is served by ${who} at ${holder.url}: connect to it with DATABASE_URL=${holder.url} (or --database-url) instead of opening the directory`
+        : `the PGlite data directory ${dataDir} is in use by ${who}, and PGlite is one process's database: to share it between a runner and other processes, run the runner under \`akter dev\` (it serves the directory and prints the DATABASE_URL the others use), or use Postgres (DATABASE_URL=postgres://…); else stop that process first${holder.host === thisHost ? "" : ` (akter cannot tell from ${thisHost} whether it still runs; if it does not, delete ${lockFolder})`}`
+    super({ dataDir, lockFolder, holder, message })
+  }
+}
+
 /**
  * A runner's manifests cannot replay some open executions, so it refused to start and recorded
  * nothing. One line per problem: owner type and workflow (or event), rule, how many open executions
  * it concerns and when the oldest started.
  */
 export class IncompatibleDeployment extends Data.TaggedError("IncompatibleDeployment")<{
-  readonly problems: readonly import("./compatibility/finding.js").Finding[]
+  readonly problems: readonly Finding[]
   readonly message: string
 }> {
-  constructor(problems: readonly import("./compatibility/finding.js").Finding[]) {
+  constructor(problems: readonly Finding[]) {
     const lines = problems.map((problem) => {
       const subject =
         problem.workflow !== undefined

@@ -2,6 +2,23 @@
  * The public runtime API: what generated code and applications import from `akter`.
  */
 export { createAkter, type Akter, type AkterOptions } from "./akter.js"
+export type { TelemetryOptions } from "./observability/telemetry.js"
+export { prometheusMetrics } from "./observability/prometheus.js"
+export {
+  countExecutions,
+  inspectExecution,
+  listExecutions,
+  type ExecutionCounts,
+  type ExecutionPage,
+  type ExecutionQuery,
+} from "./inspect/executionListing.js"
+export type {
+  ExecutionDetail,
+  ExecutionSummary,
+  InspectedStep,
+  StatusFilter,
+} from "./inspect/executionQueries.js"
+export type { InspectedExit, InspectedValue, Outcome } from "./inspect/storedValues.js"
 export type { Caller } from "./model/caller.js"
 export { defineOwner, StaleRegistration } from "./model/registration.js"
 export type {

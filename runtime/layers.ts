@@ -2,7 +2,9 @@
  * The handle and a runner as Effect services, for applications built of layers: the database opens
  * when the layer is built and closes when its scope ends; a runner drains on scope end.
  */
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { createAkter, type Akter, type AkterOptions } from "./akter.js"
 import { startRunner, type Runner, type RunnerOptions } from "./runner/runner.js"
 

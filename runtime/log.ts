@@ -22,9 +22,9 @@ const parseLevel = (text: string | undefined): LogLevel =>
   text !== undefined && text in ORDER ? (text as LogLevel) : "info"
 
 export interface LoggerOptions {
-  readonly level?: LogLevel
-  readonly format?: "json" | "text"
-  readonly write?: (line: string) => void
+  readonly level?: LogLevel | undefined
+  readonly format?: "json" | "text" | undefined
+  readonly write?: ((line: string) => void) | undefined
 }
 
 export const makeLogger = (options: LoggerOptions = {}, bound: LogFields = {}): Logger => {

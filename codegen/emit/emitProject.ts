@@ -11,7 +11,8 @@ import { canonicalFile, registrationModule } from "./registrationFile.js"
 import { ownerSchemasFile } from "./schemasFile.js"
 import { typesModule } from "./typesFile.js"
 import { workflowsModule } from "./workflowsFile.js"
-import { renderFiles, type JsonDocument, type ModuleBuilder, type RenderedFile } from "./writer.js"
+import { renderFiles, type RenderedFile } from "./renderFiles.js"
+import type { JsonDocument, ModuleBuilder } from "./writer.js"
 
 export interface EmitOptions {
   /** The manifest folder relative to the project root (`manifests`), named in the root index. */

@@ -7,8 +7,10 @@ import { canonicalOwner, ownerHash } from "../../runtime/model/canonicalManifest
 import type { CanonicalOwner } from "../../runtime/model/canonicalManifest.js"
 import type { Hash } from "../../runtime/model/hash.js"
 import type { StepDecl, WorkflowDecl } from "../../runtime/model/manifest.js"
+import { stepKindModelOf } from "../../runtime/model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
-import type { LoadedManifest, ManifestPath } from "../manifest/loadManifests.js"
+import type { LoadedManifest } from "../manifest/loadedManifest.js"
+import type { ManifestPath } from "../manifest/sourcePositions.js"
 import { generatedTypeNames, generatedValueNames } from "../manifest/names.js"
 import { ownerFolder } from "./names.js"
 import { referencedTypes, usesJson } from "../manifest/typeParts.js"
@@ -36,12 +38,12 @@ export interface ErrorDeclaration {
   readonly origin: ManifestPath
 }
 
-export interface StepPlan {
+export interface StepPlan<D extends StepDecl = StepDecl> {
   readonly name: string
-  readonly decl: StepDecl
-  /** activity: its input type, if it takes one. */
+  readonly decl: D
+  /** The input type the step declares (an activity's), if it takes one. */
   readonly input: TypeDeclaration | null
-  /** activity, race: its success value's type, if it has one. */
+  /** The success value's type the step declares (an activity's, a race's), if it has one. */
   readonly output: TypeDeclaration | null
   readonly origin: ManifestPath
 }
@@ -130,35 +132,18 @@ const stepPlan = (workflow: string, name: string, decl: StepDecl): StepPlan => {
           ),
           origin: [...origin, at],
         }
-  switch (decl.kind) {
-    case "activity":
-      return {
-        name,
-        decl,
-        origin,
-        input: declared(generatedTypeNames.stepInput(workflow, name), decl.input, "Input", "input"),
-        output: declared(
-          generatedTypeNames.stepOutput(workflow, name),
-          decl.output,
-          "Result",
-          "output",
-        ),
-      }
-    case "race":
-      return {
-        name,
-        decl,
-        origin,
-        input: null,
-        output: declared(
-          generatedTypeNames.stepOutput(workflow, name),
-          decl.output,
-          "Result",
-          "output",
-        ),
-      }
-    default:
-      return { name, decl, origin, input: null, output: null }
+  const types = stepKindModelOf(decl.kind).declaredTypes(decl)
+  return {
+    name,
+    decl,
+    origin,
+    input: declared(generatedTypeNames.stepInput(workflow, name), types.input, "Input", "input"),
+    output: declared(
+      generatedTypeNames.stepOutput(workflow, name),
+      types.output,
+      "Result",
+      "output",
+    ),
   }
 }
 

@@ -2,7 +2,7 @@
  * The plans of every owner generated together, so that a `start` step can find the workflow it
  * starts in another owner's manifest.
  */
-import type { LoadedManifest } from "../manifest/loadManifests.js"
+import type { LoadedManifest } from "../manifest/loadedManifest.js"
 import { planOwner, type OwnerPlan, type WorkflowPlan } from "./ownerPlan.js"
 import type { StartStep } from "../../runtime/model/manifest.js"
 

@@ -12,20 +12,20 @@ import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import {
-  arrowFunction,
   asType,
   call,
   identifier,
   keywordType,
   member,
   nullValue,
-  numberValue,
   objectLiteral,
   stringValue,
   typeReference,
   type ValueSyntax,
 } from "./typeScriptSyntax.js"
 import { ModuleBuilder, type JsonDocument } from "./writer.js"
+import type { RegistrationImports, SettingsContext } from "../stepKinds/stepKindCodegen.js"
+import { stepKindCodegenOf } from "../stepKinds/stepKinds.js"
 
 const REGISTRATION = "registration"
 const CANONICAL = "canonical"
@@ -45,77 +45,8 @@ export const canonicalFile = (plan: OwnerPlan): JsonDocument => ({
   document: { canonical: plan.canonical },
 })
 
-/** Imports what registration.ts refers to, by the name it can use. */
-interface RegistrationImports {
-  /** A schema or error class of this owner's types.ts. */
-  own(name: string): ValueSyntax
-  /** A schema of another owner's types.ts (`start` steps pass the target's input). */
-  foreign(owner: OwnerPlan, name: string): ValueSyntax
-  /** The registration of another owner (`start` steps name the owner they start). */
-  registrationOf(owner: OwnerPlan): ValueSyntax
-}
-
-const stepSettings = (
-  plan: StepPlan,
-  project: ProjectPlan,
-  self: OwnerPlan,
-  imports: RegistrationImports,
-): ValueSyntax => {
-  const { decl } = plan
-  const settings: (readonly [string, ValueSyntax])[] = []
-  switch (decl.kind) {
-    case "activity":
-      if (plan.input !== null) settings.push(["input", imports.own(plan.input.schema)])
-      if (decl.retry !== null) {
-        settings.push([
-          "retry",
-          objectLiteral([
-            ["attempts", numberValue(decl.retry.attempts)],
-            ["initialMs", numberValue(decl.retry.initialMs)],
-            ["factor", numberValue(decl.retry.factor)],
-            ["maxMs", numberValue(decl.retry.maxMs)],
-          ]),
-        ])
-      }
-      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberValue(decl.timeoutMs)])
-      break
-    case "sleep":
-      if (decl.durationMs !== null) settings.push(["durationMs", numberValue(decl.durationMs)])
-      break
-    case "wait":
-      if (decl.timeoutMs !== null) settings.push(["timeoutMs", numberValue(decl.timeoutMs)])
-      break
-    case "start": {
-      const target = project.startTarget(decl)
-      if (target === undefined) {
-        throw new Error(
-          `start step ${plan.name} names ${decl.owner}.${decl.workflow}, which no manifest declares`,
-        )
-      }
-      const own = target.owner === self
-      const input = target.workflow.input
-      if (input !== null) {
-        settings.push([
-          "input",
-          own ? imports.own(input.schema) : imports.foreign(target.owner, input.schema),
-        ])
-      }
-      // a thunk: owners may start each other, and a module cycle is fine when nothing is read at load
-      settings.push([
-        "target",
-        arrowFunction(
-          [],
-          undefined,
-          own ? identifier(REGISTRATION) : imports.registrationOf(target.owner),
-        ),
-      ])
-      break
-    }
-    case "race":
-      break
-  }
-  return objectLiteral(settings)
-}
+const stepSettings = (step: StepPlan, context: SettingsContext): ValueSyntax =>
+  objectLiteral(stepKindCodegenOf(step.decl.kind).settings(step, context))
 
 const workflowRegistration = (
   workflow: WorkflowPlan,
@@ -150,7 +81,15 @@ const workflowRegistration = (
   entries.push([
     "steps",
     objectLiteral(
-      workflow.steps.map((step) => [step.name, stepSettings(step, project, owner, imports)]),
+      workflow.steps.map((step) => [
+        step.name,
+        stepSettings(step, {
+          project,
+          owner,
+          imports,
+          ownRegistration: identifier(REGISTRATION),
+        }),
+      ]),
     ),
   ])
   return objectLiteral(entries)

@@ -1,9 +1,10 @@
 /**
  * The one writer of generated TypeScript. Emitters describe a module as declarations (imports,
  * interfaces, type aliases, constants, classes, re-exports) whose types and values are the syntax
- * trees of `typeScriptSyntax.ts`; `renderFiles` lays each module out as prettier would format it
- * (`typeScriptLayout.ts`) under its header. Nothing else in codegen concatenates TypeScript. The
- * layout is loaded only when something is rendered, so planning and validating stay cheap.
+ * trees of `typeScriptSyntax.ts`; `renderFiles` (renderFiles.ts) lays each module out as prettier
+ * would format it (`typeScriptLayout.ts`) under its header. Nothing else in codegen concatenates
+ * TypeScript. The layout is loaded only when something is rendered, so planning and validating stay
+ * cheap.
  *
  * The writer builds syntax trees rather than text or ts-morph's structures: a tree says where a line
  * may break, so the layout needs neither a parser nor prettier's round trip. For the 200 workflows
@@ -276,42 +277,11 @@ export class ModuleBuilder {
   }
 }
 
-/** A generated file's path inside the output folder and its final bytes. */
-export interface RenderedFile {
-  readonly path: string
-  readonly text: string
-}
-
 /** A generated JSON file: `$comment` carries the header (JSON has no comments). */
 export interface JsonDocument {
   readonly path: string
   readonly header: GeneratedHeader
   readonly document: Readonly<Record<string, unknown>>
-}
-
-/**
- * Lays every module out as prettier formats it (see `typeScriptLayout.ts`), and every JSON document
- * as prettier would (see `jsonLayout.ts`). The files come back in the order given.
- */
-export const renderFiles = async (
-  modules: readonly ModuleBuilder[],
-  documents: readonly JsonDocument[],
-): Promise<RenderedFile[]> => {
-  const [{ moduleDoc, printDoc }, { jsonText }] = await Promise.all([
-    import("./typeScriptLayout.js"),
-    import("./jsonLayout.js"),
-  ])
-  const rendered: RenderedFile[] = modules.map((module) => ({
-    path: module.path,
-    text: printDoc(moduleDoc(module.header, module.statements())),
-  }))
-  for (const { path, header, document } of documents) {
-    rendered.push({
-      path,
-      text: await jsonText({ $comment: headerLines(header).join(" "), ...document }),
-    })
-  }
-  return rendered
 }
 
 const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)

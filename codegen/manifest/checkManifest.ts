@@ -11,11 +11,14 @@ import {
   type EventDecl,
   type MarkerRange,
   type OwnerManifest,
-  type RetryPolicy,
   type StepDecl,
+  type StepKind,
   type WorkflowDecl,
 } from "../../runtime/model/manifest.js"
+import { stepKindModelOf } from "../../runtime/model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
+import type { StartTarget, StepCheckContext } from "../stepKinds/stepKindCodegen.js"
+import { stepKindCodegens } from "../stepKinds/stepKinds.js"
 import { didYouMean } from "./didYouMean.js"
 import { DURATION_FORMAT, DURATION_HINT, parseDuration } from "./durations.js"
 import { manifestFormatSchema } from "./formatSchema.js"
@@ -59,13 +62,6 @@ const stringAt = (value: Mapping | undefined, key: string): string | undefined =
   return typeof found === "string" ? found : undefined
 }
 
-/** A `start` step, to be checked against the whole set of manifests. */
-export interface StartTarget {
-  readonly path: ManifestPath
-  readonly owner: string
-  readonly workflow: string
-}
-
 export interface CheckedManifest {
   /** The model, when this manifest has no error of its own. */
   readonly manifest: OwnerManifest | undefined
@@ -74,10 +70,6 @@ export interface CheckedManifest {
   readonly workflows: ReadonlySet<string>
   readonly startTargets: readonly StartTarget[]
 }
-
-const DEFAULT_RETRY_INITIAL_MS = 1_000
-const DEFAULT_RETRY_FACTOR = 2
-const DEFAULT_RETRY_MAX_MS = 60_000
 
 /**
  * Validates the plain data of one manifest file and normalizes it.
@@ -411,92 +403,29 @@ class ManifestChecker {
       })
       return names
     }
-    const timeoutMs = (): number | null => {
-      const ms = this.duration(step, "timeout", path)
-      if (ms === undefined) complete = false
-      return ms ?? null
-    }
-    let decl: StepDecl | undefined
-    switch (step["kind"]) {
-      case "activity":
-        decl = {
-          kind: "activity",
-          ...described,
-          input: type("input", true),
-          output: type("output", false),
-          errors: errorList(),
-          retry: this.retryPolicy(asMapping(step["retry"]), [...path, "retry"]),
-          timeoutMs: timeoutMs(),
-        }
-        break
-      case "sleep": {
-        const ms = this.duration(step, "duration", path)
+    const kind = step["kind"]
+    if (typeof kind !== "string" || !Object.hasOwn(stepKindCodegens, kind)) return undefined
+    const context: StepCheckContext = {
+      report: this.report,
+      workflow,
+      name,
+      path,
+      described,
+      // Declared names, not parsed payloads: a broken payload must not hide a misspelt event.
+      declaredEvents: Object.keys(asMapping(this.root?.["events"]) ?? {}),
+      owner: this.owner,
+      type,
+      errorList,
+      optionalDuration: (key) => {
+        const ms = this.duration(step, key, path)
         if (ms === undefined) complete = false
-        decl = { kind: "sleep", ...described, durationMs: ms ?? null }
-        break
-      }
-      case "wait": {
-        const event = stringAt(step, "event")
-        // Declared names, not parsed payloads: a broken payload must not hide a misspelt event.
-        const declared = Object.keys(asMapping(this.root?.["events"]) ?? {})
-        if (event !== undefined && !declared.includes(event)) {
-          this.report.error(
-            [...path, "event"],
-            "unknown-event",
-            `event "${event}" is not declared`,
-            {
-              hint: didYouMean(event, declared) ?? "declare it under events:",
-            },
-          )
-        }
-        decl =
-          event === undefined
-            ? undefined
-            : { kind: "wait", ...described, event, timeoutMs: timeoutMs() }
-        break
-      }
-      case "race":
-        decl = { kind: "race", ...described, output: type("output", false), errors: errorList() }
-        break
-      case "start": {
-        const target = stringAt(step, "workflow")
-        const owner = stringAt(step, "owner") ?? this.owner
-        if (target !== undefined && owner !== undefined) {
-          this.startTargets.push({ path: [...path, "workflow"], owner, workflow: target })
-          decl = { kind: "start", ...described, owner, workflow: target }
-        }
-        break
-      }
+        return ms ?? null
+      },
+      duration: (within, key, at) => this.duration(within, key, at),
+      startTarget: (target) => this.startTargets.push(target),
     }
+    const decl = stepKindCodegens[kind as StepKind].check(step, context)
     return complete ? decl : undefined
-  }
-
-  private retryPolicy(retry: Mapping | undefined, path: ManifestPath): RetryPolicy | null {
-    if (retry === undefined) return null
-    const attempts = retry["attempts"]
-    const factor = retry["factor"] ?? DEFAULT_RETRY_FACTOR
-    const initial = this.duration(retry, "initial", path)
-    const max = this.duration(retry, "max", path)
-    if (
-      typeof attempts !== "number" ||
-      typeof factor !== "number" ||
-      initial === undefined ||
-      max === undefined
-    )
-      return null
-    const initialMs = initial ?? DEFAULT_RETRY_INITIAL_MS
-    const maxMs = max ?? Math.max(initialMs, DEFAULT_RETRY_MAX_MS)
-    if (maxMs < initialMs) {
-      this.report.error(
-        [...path, "max"],
-        "invalid-retry",
-        `the longest delay (max ${String(retry["max"])}) is shorter than the first (initial ${String(retry["initial"] ?? "1s")})`,
-        {
-          hint: "make max at least initial, or leave it out",
-        },
-      )
-    }
-    return { attempts, initialMs, factor, maxMs }
   }
 
   /** One owner has one class per error name, so equal names must mean equal payloads. */
@@ -580,13 +509,14 @@ class ManifestChecker {
       }
       for (const [step, stepDecl] of Object.entries(decl.steps)) {
         const stepPath = [...path, "steps", step]
-        if (stepDecl.kind === "activity" && stepDecl.input !== null)
+        const declared = stepKindModelOf(stepDecl.kind).declaredTypes(stepDecl)
+        if (declared.input !== null)
           typed(
             stepPath,
             names.stepInput(workflow, step),
             `the input type of step "${step}" of "${workflow}"`,
           )
-        if ((stepDecl.kind === "activity" || stepDecl.kind === "race") && stepDecl.output !== null)
+        if (declared.output !== null)
           typed(
             stepPath,
             names.stepOutput(workflow, step),
@@ -663,8 +593,8 @@ class ManifestChecker {
     for (const workflow of Object.values(workflows)) {
       types.push(workflow.input, workflow.output, ...Object.values(workflow.errors))
       for (const step of Object.values(workflow.steps)) {
-        if (step.kind === "activity") types.push(step.input, step.output)
-        if (step.kind === "race") types.push(step.output)
+        const declared = stepKindModelOf(step.kind).declaredTypes(step)
+        types.push(declared.input, declared.output)
       }
     }
     return types.some((type) => type !== null && usesJson(type))

@@ -19,24 +19,10 @@ import {
   TYPE_NAME,
   WORKFLOW_NAME,
 } from "./names.js"
-
-/** How a format violation at a schema is reported: its rule id and what was expected there. */
-export interface FormatRule {
-  readonly rule: string
-  /** Completes "… must be ___": `an integer from 1 to 1000`. */
-  readonly expected: string
-  readonly hint?: string
-  /** Locate the problem at the entry's key rather than its value (an empty section). */
-  readonly at?: "key"
-}
-
-/** Rules of the schemas that are not reported as plain `wrong-type`. */
-export const formatRules = z.registry<FormatRule>()
-
-const ruled = <T extends z.ZodType>(schema: T, rule: FormatRule): T => {
-  formatRules.add(schema, rule)
-  return schema
-}
+import { ruled, type FormatRule } from "./formatRules.js"
+import { STEP_KINDS } from "../../runtime/model/stepKinds/stepKinds.js"
+import { stepKindCodegens } from "../stepKinds/stepKinds.js"
+import type { StepFormatParts } from "../stepKinds/stepKindCodegen.js"
 
 const name = (pattern: RegExp, what: string, text?: string) =>
   ruled(text === undefined ? z.string().regex(pattern) : z.string().regex(pattern).describe(text), {
@@ -141,83 +127,17 @@ export const manifestFormat = (type: z.ZodType) => {
     .array(z.string())
     .describe("Names of errors declared under the workflow's errors: that this step may fail with.")
 
-  const retry = z
-    .strictObject({
-      attempts: ruled(
-        z.number().int().min(1).max(1000).describe("Total attempts, the first included."),
-        {
-          rule: "invalid-retry",
-          expected: "an integer from 1 to 1000",
-        },
-      ),
-      initial: duration("Delay before the first retry (default 1s).").optional(),
-      factor: ruled(
-        z
-          .number()
-          .min(1)
-          .max(100)
-          .describe("Each delay is the previous one times this (default 2)."),
-        {
-          rule: "invalid-retry",
-          expected: "a number from 1 to 100",
-        },
-      ).optional(),
-      max: duration(
-        "Longest delay between attempts (default the larger of initial and 1m).",
-      ).optional(),
-    })
-    .describe("Retry policy of an activity.")
-
-  const kind = <K extends string>(value: K) => z.literal(value).describe("The step kind.")
-
-  const step = z.discriminatedUnion("kind", [
-    z
-      .strictObject({
-        kind: kind("activity"),
-        description: description.optional(),
-        input: type.optional().describe("The activity's input, an object type."),
-        output: type.optional().describe("The activity's result."),
-        errors: errorList.optional(),
-        retry: retry.optional(),
-        timeout: duration("Upper bound on one attempt's run time.").optional(),
-      })
-      .describe("Runs code; its result is recorded once per attempt."),
-    z
-      .strictObject({
-        kind: kind("sleep"),
-        description: description.optional(),
-        duration: duration("Default duration when the body passes none.").optional(),
-      })
-      .describe("A durable timer."),
-    z
-      .strictObject({
-        kind: kind("wait"),
-        description: description.optional(),
-        event: z.string().describe("An event declared under events:."),
-        timeout: duration("Default timeout; without one the wait waits forever.").optional(),
-      })
-      .describe("Waits for an event of the owner."),
-    z
-      .strictObject({
-        kind: kind("race"),
-        description: description.optional(),
-        output: type.optional().describe("The recorded winner's value."),
-        errors: errorList.optional(),
-      })
-      .describe("The first of several branches; the winner is recorded."),
-    z
-      .strictObject({
-        kind: kind("start"),
-        description: description.optional(),
-        workflow: z.string().describe("The workflow to start."),
-        owner: name(
-          OWNER_NAME,
-          "an owner name",
-          "Owner type of the started workflow (default: this owner).",
-        ).optional(),
-      })
-      .describe("Starts another workflow exactly once."),
-  ])
+  const parts: StepFormatParts = {
+    type,
+    description,
+    kind: (value) => z.literal(value).describe("The step kind."),
+    errorList,
+    duration,
+    name,
+    ruled,
+  }
+  const [first, ...others] = STEP_KINDS.map((kind) => stepKindCodegens[kind].format(parts))
+  const step = z.discriminatedUnion("kind", [first!, ...others])
 
   const markerRange = z
     .strictObject({

@@ -5,23 +5,18 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises"
 import path from "node:path"
-import type { OwnerManifest } from "../../runtime/model/manifest.js"
 import { checkManifest, type CheckedManifest } from "./checkManifest.js"
 import { didYouMean } from "./didYouMean.js"
 import type { Diagnostic } from "./diagnostics.js"
 import { ManifestReport } from "./manifestReport.js"
 import { toPlainValue, type PlainValue } from "./plainValue.js"
-import { yamlSourcePositions, type SourcePositions } from "./sourcePositions.js"
+import type { LoadedManifest } from "./loadedManifest.js"
+import { yamlSourcePositions } from "./sourcePositions.js"
 import { parseManifestYaml, YAML_NESTING_LIMIT } from "./yamlDocument.js"
 
 export type { ManifestPath, Position, SourcePositions } from "./sourcePositions.js"
 
-export interface LoadedManifest {
-  /** Path relative to the project root, with `/` separators, e.g. `manifests/order.yaml`. */
-  readonly file: string
-  readonly manifest: OwnerManifest
-  readonly positions: SourcePositions
-}
+export type { LoadedManifest } from "./loadedManifest.js"
 
 export interface LoadResult {
   /** Sorted by owner name; empty when any error was found. */

@@ -5,6 +5,7 @@
  */
 import type { Duration, Effect } from "effect"
 import type {
+  DatabaseUnavailable,
   ExecutionDefect,
   ExecutionInterrupted,
   ForeignTenant,
@@ -34,17 +35,20 @@ export interface StartOptions {
    * Identifies this start for retries: a retried start with the same command id attaches to the
    * execution the first one created. Generated when absent.
    */
-  readonly commandId?: string
+  readonly commandId?: string | undefined
 }
 
 export interface EmitOptions {
   /** A retried emit with the same command id appends nothing new. Generated when absent. */
-  readonly commandId?: string
+  readonly commandId?: string | undefined
 }
 
 export interface ResultOptions {
-  /** Stop waiting after this long (the execution goes on); the call then fails with `ResultTimeout`. */
-  readonly timeout?: Duration.Input
+  /**
+   * Stop waiting after this long (the execution goes on); the call then fails with `ResultTimeout`,
+   * or with `DatabaseUnavailable` when the database was unreachable or silent at the deadline.
+   */
+  readonly timeout?: Duration.Input | undefined
 }
 
 export interface EmitReceipt {
@@ -76,10 +80,13 @@ export type EmitFunction<Events> = <N extends keyof Events & string>(
 
 export interface EffectExecution<O, E> {
   readonly executionId: string
-  readonly status: Effect.Effect<ExecutionStatus<O, E>>
-  /** Succeeds with the value; fails with the declared error, `ExecutionInterrupted` or `ExecutionDefect`. */
+  readonly status: Effect.Effect<ExecutionStatus<O, E>, DatabaseUnavailable>
+  /**
+   * Succeeds with the value; fails with the declared error, `ExecutionInterrupted`,
+   * `ExecutionDefect`, `ResultTimeout`, or `DatabaseUnavailable`.
+   */
   result(options?: ResultOptions): Effect.Effect<O, E | ExecutionEnded>
-  readonly interrupt: Effect.Effect<void>
+  readonly interrupt: Effect.Effect<void, DatabaseUnavailable>
 }
 
 export interface EffectWorkflowClient<I, O, E> {
@@ -87,7 +94,7 @@ export interface EffectWorkflowClient<I, O, E> {
     ownerId: string,
     input: I,
     options?: StartOptions,
-  ): Effect.Effect<EffectExecution<O, E>, StartRefused>
+  ): Effect.Effect<EffectExecution<O, E>, StartRefused | DatabaseUnavailable>
   attach(executionId: string): Effect.Effect<EffectExecution<O, E>, AttachRefused>
 }
 
@@ -96,10 +103,11 @@ export type EffectEmitFunction<Events> = <N extends keyof Events & string>(
   event: N,
   payload: Events[N],
   options?: EmitOptions,
-) => Effect.Effect<EmitReceipt, EmitRefused>
+) => Effect.Effect<EmitReceipt, EmitRefused | DatabaseUnavailable>
 
 /** Failures of `EffectExecution.result` other than the workflow's declared errors. */
-export type ExecutionEnded = ExecutionInterrupted | ExecutionDefect | ResultTimeout
+export type ExecutionEnded =
+  ExecutionInterrupted | ExecutionDefect | ResultTimeout | DatabaseUnavailable
 
 /** Why a start wrote nothing. */
 export type StartRefused = InvalidPayload | PayloadTooLarge | InvalidExecutionKey

@@ -11,15 +11,17 @@ import { faultPoint } from "../faults.js"
 import type { Caller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import { placeOwner } from "../owners/routing.js"
-import { appendEventPart, reserveSequencePart } from "../events/eventLog.js"
+import { appendEventPart } from "../events/eventLog.js"
+import { reserveSequencePart } from "../owners/fence.js"
 import { waitingForPart } from "../engine/stepStore.js"
 import { pokeTimersPart } from "../outbox/outboxStore.js"
-import { WAKE_CHANNEL } from "../outbox/wakeups.js"
-import { composeStatement } from "../storage/statementParts.js"
+import { notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
+import { composeStatement, existsIn } from "../storage/statementParts.js"
 import { sql } from "kysely"
 import type { EmitOptions, EmitReceipt } from "./clientApi.js"
+import { idempotentCall } from "./databaseCalls.js"
 import { encodePayload } from "./payloads.js"
-import { checkCommandId, checkOwnerId } from "./ownerIds.js"
+import { checkCommandId, checkOwnerId } from "../model/ownerIds.js"
 import { claimReceiptPart, completeReceiptPart, earlierOutcome } from "./receiptStore.js"
 
 export const emitEvent = async (
@@ -49,37 +51,37 @@ export const emitEvent = async (
   const commandId = options.commandId ?? randomUUID()
   const { clock } = internals
   faultPoint("emit.before")
-  const sequence = await internals.storage.db.transaction().execute(async (tx) => {
-    const receipt = claimReceiptPart(clock, owner, commandId, "emit")
-    const reserved = reserveSequencePart(
-      clock,
-      owner,
-      sql`EXISTS (SELECT 1 FROM ${sql.id(receipt.name)})`,
-    )
-    const claimed = await composeStatement(
-      [receipt, reserved],
-      sql`(SELECT event_sequence FROM ${sql.id(reserved.name)}) AS sequence`,
-    ).execute(tx)
-    const next = claimed.rows[0]?.["sequence"]
-    if (next === null || next === undefined)
-      return Number(await earlierOutcome(tx, owner, commandId))
-    // A new statement, so a new snapshot: every wait registered before the owner lock is seen.
-    const appended = Number(next)
-    const waiting = waitingForPart(owner, event)
-    const poked = pokeTimersPart(clock, owner, waiting.name)
-    await composeStatement(
-      [
-        appendEventPart(clock, owner, appended, event, encoded.stored),
-        waiting,
-        poked,
-        completeReceiptPart(owner, commandId, String(appended)),
-      ],
-      internals.storage.backend === "postgres"
-        ? sql`(SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) WHERE EXISTS (SELECT 1 FROM ${sql.id(poked.name)})) AS notified`
-        : sql`true AS notified`,
-    ).execute(tx)
-    return appended
-  })
+  // Retried under the same command id: a second emit of it appends nothing and reads the first's
+  // sequence from its receipt.
+  const append = () =>
+    internals.storage.db.transaction().execute(async (tx) => {
+      const receipt = claimReceiptPart(clock, owner, commandId, "emit")
+      const reserved = reserveSequencePart(clock, owner, existsIn(receipt.name))
+      const claimed = await composeStatement(
+        [receipt, reserved],
+        sql`(SELECT event_sequence FROM ${sql.id(reserved.name)}) AS sequence`,
+      ).execute(tx)
+      const next = claimed.rows[0]?.["sequence"]
+      if (next === null || next === undefined)
+        return Number(await earlierOutcome(tx, owner, commandId))
+      // A new statement, so a new snapshot: every wait registered before the owner lock is seen.
+      const appended = Number(next)
+      const waiting = waitingForPart(owner, event)
+      const poked = pokeTimersPart(clock, owner, waiting.name)
+      await composeStatement(
+        [
+          appendEventPart(clock, owner, appended, event, encoded.stored),
+          waiting,
+          poked,
+          completeReceiptPart(owner, commandId, String(appended)),
+        ],
+        internals.storage.backend === "postgres"
+          ? notifyColumn(WAKE_CHANNEL, String(owner.bucket), { when: existsIn(poked.name) })
+          : sql`true AS notified`,
+      ).execute(tx)
+      return appended
+    })
+  const sequence = await idempotentCall(`emit ${event}`, internals, append)
   faultPoint("emit.after")
   internals.wakeups.wakeBucket(owner.bucket)
   return { sequence }

@@ -15,6 +15,7 @@ import { readExecutionState, readExecutionStateAwaiting } from "../engine/execut
 import { timeoutDelay } from "../storage/clock.js"
 import { decodeJson } from "../storage/codec.js"
 import type { ExecutionResult, ExecutionStatus } from "./clientApi.js"
+import { idempotentCall, raceDeadline } from "./databaseCalls.js"
 
 export interface ResolvedExecution {
   readonly executionId: string
@@ -122,6 +123,8 @@ export const readStatus = async (
  */
 const POLL_FIRST_MS = 100
 const POLL_MAX_MS = 1000
+/** The longest pause between re-reads when notifications do not reach this process. */
+export const FAST_POLL_MS = 200
 
 /**
  * Waits for the execution's result: woken at once when a runner in this process (or, on Postgres,
@@ -135,8 +138,15 @@ export const awaitResult = async (
   execution: ResolvedExecution,
   timeoutMs: number | undefined,
 ): Promise<ExecutionResult<unknown, unknown>> => {
-  await internals.listenForResults()
   const deadline = timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + timeoutMs
+  // A caller with a timeout waits out an outage up to it; one without, up to the call timeout.
+  const bounds = {
+    callTimeoutMs: timeoutMs === undefined ? internals.callTimeoutMs : Number.POSITIVE_INFINITY,
+    deadline,
+    onDeadline: () => new ResultTimeout(execution.executionId, timeoutMs ?? 0),
+  }
+  // Listening never fails the call: while it cannot connect, the reads below find the result.
+  await raceDeadline(internals.listenForResults(), deadline - Date.now()).catch(() => {})
   let announced: Buffer | undefined
   let signalled = false
   let wake: (() => void) | undefined
@@ -153,7 +163,11 @@ export const awaitResult = async (
       // says whether it finished the execution. Until then there is nothing to read or poll.
       const passHere = internals.wakeups.passRunsHere(execution.executionId)
       if (!passHere) {
-        const status = await readStatus(internals, workflow, execution, { awaiting: true })
+        // A database that is away or silent fails this call with DatabaseUnavailable by the
+        // deadline (or the call timeout, if sooner), not with ResultTimeout.
+        const status = await idempotentCall("result", bounds, () =>
+          readStatus(internals, workflow, execution, { awaiting: true }),
+        )
         if (status.status === "finished") return status.result
       }
       const remaining = deadline - Date.now()
@@ -170,7 +184,9 @@ export const awaitResult = async (
           }
         })
         wake = undefined
-        if (!passHere) delay = Math.min(delay * 2, POLL_MAX_MS)
+        const slowest =
+          internals.storage.notifications().state === "unavailable" ? FAST_POLL_MS : POLL_MAX_MS
+        if (!passHere) delay = Math.min(delay * 2, slowest)
       }
       signalled = false
     }

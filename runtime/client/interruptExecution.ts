@@ -9,8 +9,8 @@ import type { AkterInternals } from "../akter.js"
 import { faultPoint } from "../faults.js"
 import { requestInterruptPart } from "../engine/executionStore.js"
 import { armTimerPart } from "../outbox/outboxStore.js"
-import { WAKE_CHANNEL } from "../outbox/wakeups.js"
-import { composeStatement, countOf } from "../storage/statementParts.js"
+import { notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
+import { composeStatement, countOf, existsIn } from "../storage/statementParts.js"
 import type { ResolvedExecution } from "./executionResults.js"
 
 export const interruptExecution = async (
@@ -19,15 +19,18 @@ export const interruptExecution = async (
 ): Promise<void> => {
   const { owner, executionId } = execution
   const interrupted = requestInterruptPart(owner.routingKey, executionId)
-  const flagged = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(interrupted.name)})`
+  const flagged = existsIn(interrupted.name)
   const timer = armTimerPart(internals.clock, owner, executionId, "now", {
     when: flagged,
     poke: true,
   })
   const select =
     internals.storage.backend === "postgres"
-      ? sql`${countOf(interrupted.name)} AS flagged,
-          (SELECT pg_notify(${WAKE_CHANNEL}, ${String(owner.bucket)}) FROM ${sql.id(interrupted.name)}) AS notified`
+      ? sql`${countOf(interrupted.name)} AS flagged, ${notifyColumn(
+          WAKE_CHANNEL,
+          String(owner.bucket),
+          { when: existsIn(interrupted.name) },
+        )}`
       : sql`${countOf(interrupted.name)} AS flagged`
   faultPoint("interrupt.before")
   const { rows } = await composeStatement([interrupted, timer], select).execute(

@@ -4,9 +4,12 @@
  * alike: validate, write, wake, and decode.
  */
 import { randomUUID } from "node:crypto"
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Tracer from "effect/Tracer"
 import { internalsOf, type Akter, type AkterInternals } from "../akter.js"
 import {
+  DatabaseUnavailable,
   ExecutionDefect,
   ExecutionInterrupted,
   ForeignTenant,
@@ -21,7 +24,6 @@ import {
 import { defaultCaller, type Caller } from "../model/caller.js"
 import { checkExecutionKey, encodeExecutionId } from "../model/executionId.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
-import { schemaOf } from "../model/schemaOf.js"
 import { placeOwner } from "../owners/routing.js"
 import type {
   EffectExecution,
@@ -30,6 +32,7 @@ import type {
   ResultOptions,
   StartOptions,
 } from "./clientApi.js"
+import { idempotentCall } from "./databaseCalls.js"
 import { emitEvent } from "./emitEvent.js"
 import {
   awaitResult,
@@ -38,25 +41,11 @@ import {
   type ResolvedExecution,
 } from "./executionResults.js"
 import { interruptExecution } from "./interruptExecution.js"
-import { checkCommandId, checkOwnerId, checkTenant } from "./ownerIds.js"
+import { checkCommandId, checkOwnerId, checkTenant } from "../model/ownerIds.js"
+import { executionKeyOf, inputSchemaOf } from "../model/startInput.js"
 import { encodePayload } from "./payloads.js"
 import { startExecution } from "./startExecution.js"
-import { tracedCall } from "../tracing.js"
-import { z } from "zod"
-
-const noInput = z.undefined()
-
-/** The strict schema of a workflow's start input: the generated one, else one built from the manifest. */
-export const inputSchemaOf = (workflow: WorkflowRegistration) =>
-  workflow.input ??
-  (workflow.canonical.input === null ? noInput : schemaOf(workflow.canonical.input, "strict"))
-
-/** The execution key: the manifest's key field of the input, else the start's command id. */
-export const executionKeyOf = (
-  workflow: WorkflowRegistration,
-  input: unknown,
-  commandId: string,
-) => (workflow.key === null ? commandId : String((input as Record<string, unknown>)[workflow.key]))
+import { tracedCall, withTraceparent } from "../tracing.js"
 
 const timeoutMsOf = (options: ResultOptions | undefined) =>
   options?.timeout === undefined ? undefined : Duration.toMillis(options.timeout)
@@ -71,7 +60,7 @@ const executionHandle = (
     executionId: execution.executionId,
     status: () =>
       tracedCall(internals.tracer, "akter.client.status", attributes, () =>
-        readStatus(internals, workflow, execution),
+        idempotentCall("status", internals, () => readStatus(internals, workflow, execution)),
       ),
     result: (options) =>
       tracedCall(internals.tracer, "akter.client.result", attributes, () =>
@@ -79,7 +68,7 @@ const executionHandle = (
       ),
     interrupt: () =>
       tracedCall(internals.tracer, "akter.client.interrupt", attributes, () =>
-        interruptExecution(internals, execution),
+        idempotentCall("interrupt", internals, () => interruptExecution(internals, execution)),
       ),
   }
 }
@@ -91,6 +80,7 @@ const startWorkflow = async (
   ownerId: string,
   input: unknown,
   options: StartOptions = {},
+  span?: Tracer.Span,
 ): Promise<Execution<unknown, unknown>> => {
   const invalidOwner = checkOwnerId(ownerId)
   if (invalidOwner !== undefined) throw invalidOwner
@@ -116,14 +106,18 @@ const startWorkflow = async (
     workflow: workflow.name,
     key,
   })
-  await startExecution(internals, {
+  const request = {
     owner,
     workflow,
     executionId,
     key,
     input: encoded.stored,
-    caller: JSON.stringify(caller),
-  })
+    caller: JSON.stringify(withTraceparent(caller, span)),
+  }
+  // Retried under the same execution id: a second start of it attaches and writes nothing.
+  await idempotentCall(`start ${workflow.owner}.${workflow.name}`, internals, () =>
+    startExecution(internals, request),
+  )
   return executionHandle(internals, workflow, { executionId, owner, key })
 }
 
@@ -173,7 +167,7 @@ export const makeOwnerClient = <Client>(
           internals.tracer,
           "akter.client.start",
           { "akter.owner_type": workflow.owner, "akter.owner_id": ownerId, "akter.workflow": name },
-          () => startWorkflow(internals, workflow, caller, ownerId, input, options),
+          (span) => startWorkflow(internals, workflow, caller, ownerId, input, options, span),
         ),
       attach: (executionId: string) => attachWorkflow(internals, workflow, caller, executionId),
     }
@@ -189,6 +183,7 @@ type Refusal =
   | ForeignTenant
   | ForeignWorkflow
   | UnknownEvent
+  | DatabaseUnavailable
 
 const isRefusal = (error: unknown): error is Refusal =>
   error instanceof InvalidPayload ||
@@ -197,7 +192,16 @@ const isRefusal = (error: unknown): error is Refusal =>
   error instanceof InvalidExecutionId ||
   error instanceof ForeignTenant ||
   error instanceof ForeignWorkflow ||
-  error instanceof UnknownEvent
+  error instanceof UnknownEvent ||
+  error instanceof DatabaseUnavailable
+
+/** A read or write that fails only when the database is away: that in the error channel. */
+const databaseCall = <A>(call: () => Promise<A>): Effect.Effect<A, DatabaseUnavailable> =>
+  Effect.tryPromise({ try: call, catch: (error) => error }).pipe(
+    Effect.catch((error) =>
+      error instanceof DatabaseUnavailable ? Effect.fail(error) : Effect.die(error),
+    ),
+  )
 
 /** A client call as an Effect: refusals in the error channel, anything else a defect. */
 const refusable = <A>(call: () => Promise<A>): Effect.Effect<A, Refusal> =>
@@ -211,7 +215,9 @@ const effectResult = (
 ): Effect.Effect<unknown, unknown> =>
   Effect.tryPromise({ try: () => execution.result(options), catch: (error) => error }).pipe(
     Effect.catch((error) =>
-      error instanceof ResultTimeout ? Effect.fail(error) : Effect.die(error),
+      error instanceof ResultTimeout || error instanceof DatabaseUnavailable
+        ? Effect.fail(error)
+        : Effect.die(error),
     ),
     Effect.flatMap((result: ExecutionResult<unknown, unknown>) => {
       switch (result._tag) {
@@ -231,9 +237,9 @@ const effectExecution = (
   execution: Execution<unknown, unknown>,
 ): EffectExecution<unknown, unknown> => ({
   executionId: execution.executionId,
-  status: Effect.promise(() => execution.status()),
+  status: databaseCall(() => execution.status()),
   result: (options) => effectResult(execution, options),
-  interrupt: Effect.promise(() => execution.interrupt()),
+  interrupt: databaseCall(() => execution.interrupt()),
 })
 
 /**

@@ -1,10 +1,11 @@
 /**
  * New input is validated strictly and measured before anything is written: a start or an emit
- * whose payload fails its schema or is over the size limit writes nothing.
+ * whose payload nests deeper than the depth limit, fails its schema or is over the size limit
+ * writes nothing.
  */
 import type { ZodType } from "zod"
 import { InvalidPayload, PayloadTooLarge } from "../errors.js"
-import { issuesOf } from "../model/schemaOf.js"
+import { parseWithinDepth } from "../model/payloadDepth.js"
 import { encodeJsonBytes, jsonBytes } from "../storage/codec.js"
 
 export interface EncodedPayload {
@@ -19,8 +20,8 @@ export const encodePayload = (
   value: unknown,
   limitBytes: number,
 ): EncodedPayload | InvalidPayload | PayloadTooLarge => {
-  const parsed = schema.safeParse(value)
-  if (!parsed.success) return new InvalidPayload(what, issuesOf(parsed.error))
+  const parsed = parseWithinDepth(schema, value)
+  if (!parsed.success) return new InvalidPayload(what, parsed.issues)
   const json = jsonBytes(parsed.data)
   if (json.length > limitBytes) return new PayloadTooLarge(what, json.length, limitBytes)
   return { value: parsed.data, stored: encodeJsonBytes(json) }

@@ -50,7 +50,14 @@ export const earlierOutcome = async (
   owner: OwnerPlacement,
   commandId: string,
 ): Promise<string | undefined> => {
-  const { rows } = await sql<{ outcome: string }>`
-    SELECT outcome FROM akter.receipts WHERE ${matchesReceipt(owner, commandId)}`.execute(tx)
-  return rows[0]?.outcome
+  const row = await tx
+    .selectFrom("akter.receipts")
+    .select("outcome")
+    .where("routing_key", "=", owner.routingKey)
+    .where("tenant", "=", owner.tenant)
+    .where("owner_type", "=", owner.ownerType)
+    .where("owner_id", "=", owner.ownerId)
+    .where("command_id", "=", commandId)
+    .executeTakeFirst()
+  return row?.outcome
 }

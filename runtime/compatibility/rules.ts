@@ -18,6 +18,7 @@ import {
 import type { Hash } from "../model/hash.js"
 import { canonicalJson } from "../model/canonicalJson.js"
 import type { MarkerRange, StepKind } from "../model/manifest.js"
+import { stepKindModelOf } from "../model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../model/typeModel.js"
 import {
   accepts,
@@ -257,55 +258,17 @@ export const stepDeclarationProblem = (
   return undefined
 }
 
-const withArticle = (kind: StepKind) => (kind === "activity" ? `an ${kind}` : `a ${kind}`)
-
-const stepTarget = (step: CanonicalStep) =>
-  step.target === undefined ? "nothing" : `${step.target.owner}.${step.target.workflow}`
+const withArticle = (kind: StepKind) => (/^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`)
 
 /**
- * Whether results a step recorded under `writer` decode under `reader` (same kind): an activity's or
- * a race's output and declared errors, a wait's event and its payload, a start's target workflow
- * (its recorded execution id names it). Paths start with `output`, `errors`, `event`, `payload` or
+ * Whether results a step recorded under `writer` decode under `reader` (same kind), as the step's
+ * kind judges it (model/stepKinds/). Paths start with `output`, `errors`, `event`, `payload` or
  * `workflow`.
  */
 export const stepResultRefusal = (
   reader: CanonicalStep,
   writer: CanonicalStep,
-): TypeRefusal | null => {
-  switch (writer.kind) {
-    case "activity":
-    case "race": {
-      const output = acceptsDeclared(reader.output ?? null, writer.output ?? null)
-      if (output !== null) return refusalUnder("output", output)
-      const errors = acceptsErrors(reader.errors ?? {}, writer.errors ?? {})
-      return errors === null ? null : refusalUnder("errors", errors)
-    }
-    case "wait": {
-      if (reader.event !== writer.event) {
-        return {
-          path: "event",
-          reason: `waits for "${reader.event}" instead of "${writer.event}"; recorded matches are "${writer.event}" events`,
-          segments: [{ kind: "field", name: "event" }],
-        }
-      }
-      const payload = accepts(
-        reader.payload ?? { kind: "json" },
-        writer.payload ?? { kind: "json" },
-      )
-      return payload === null ? null : refusalUnder("payload", payload)
-    }
-    case "start":
-      return stepTarget(reader) === stepTarget(writer)
-        ? null
-        : {
-            path: "workflow",
-            reason: `starts ${stepTarget(reader)} instead of ${stepTarget(writer)}; recorded execution ids name the old one`,
-            segments: [{ kind: "field", name: "workflow" }],
-          }
-    case "sleep":
-      return null
-  }
-}
+): TypeRefusal | null => stepKindModelOf(writer.kind).resultRefusal(reader, writer)
 
 /** Whether a step's result types differ at all between two manifests (same kind). */
 export const stepResultDiffers = (reader: CanonicalStep, writer: CanonicalStep): boolean =>
@@ -568,7 +531,8 @@ export const eventProblem = (e: EventComparison): LocatedDraft | undefined => {
 export const eventsWaitedFor = (workflow: CanonicalWorkflow): Set<string> => {
   const events = new Set<string>()
   for (const step of Object.values(workflow.steps)) {
-    if (step.kind === "wait" && step.event !== undefined) events.add(step.event)
+    const event = stepKindModelOf(step.kind).eventWaitedFor(step)
+    if (event !== undefined) events.add(event)
   }
   return events
 }

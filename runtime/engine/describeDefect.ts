@@ -2,7 +2,7 @@
  * The message a defect is recorded with: what a person reading `akter inspect` needs, and nothing
  * that changes between reruns of the same failure (no stack addresses).
  */
-import { Cause } from "effect"
+import * as Cause from "effect/Cause"
 
 export const describeDefect = (defect: unknown): string => {
   if (defect instanceof Error) {

@@ -2,31 +2,39 @@
  * Every statement that touches `akter.executions`. Writers are parts of one statement (see
  * statementParts.ts) — fenced for the engine — and each says which invariant it keeps.
  */
-import { sql } from "kysely"
-import type { ExecutionStatusColumn, Queryable } from "../storage/database.js"
+import { sql, type RawBuilder } from "kysely"
+import type {
+  ExecutionOutcome,
+  ExecutionStatusColumn,
+  Queryable,
+  Row,
+} from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
-import { FENCE, type FoldedStart } from "../owners/fence.js"
+import { createOwnerPart, fenceHeld, ownerSequencePart, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
 import { readStepsOf, stepRow, type StepRow } from "./stepStore.js"
 
-export interface ExecutionRow {
-  readonly execution_id: string
-  readonly tenant: string
-  readonly owner_type: string
-  readonly owner_id: string
-  readonly workflow: string
-  readonly execution_key: string
-  readonly manifest_hash: string
-  readonly input: Buffer
-  readonly caller: string
-  readonly event_cursor: number
-  readonly status: ExecutionStatusColumn
-  readonly interrupt: boolean
-  readonly result: Buffer | null
-  readonly started_at_ms: number
-  readonly finished_at_ms: number | null
+/** The execution's row as a pass replays from it, with the pokes its timer counted. */
+export type ExecutionRow = Pick<
+  Row<"akter.executions">,
+  | "execution_id"
+  | "tenant"
+  | "owner_type"
+  | "owner_id"
+  | "workflow"
+  | "execution_key"
+  | "manifest_hash"
+  | "input"
+  | "caller"
+  | "event_cursor"
+  | "status"
+  | "interrupt"
+  | "result"
+  | "started_at_ms"
+  | "finished_at_ms"
+> & {
   /** The pokes its timer counted when the row was read (0 without a timer). */
   readonly pokes: number
 }
@@ -70,25 +78,8 @@ export const insertExecutionParts = (
   readonly ownerCreated: string
 } => {
   const { owner } = execution
-  const matchesOwner = sql`routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
-    AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId}`
-  const created = part(
-    "owner_created",
-    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms,
-        generation)
-      VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
-        ${nowMs(clock)}, ${activated ? 1 : 0})
-      ON CONFLICT DO NOTHING
-      RETURNING event_sequence, generation`,
-  )
-  // A sibling part's insert is invisible to this statement's reads: take the sequence from either.
-  // Neither has a row when a concurrent start created the owner after this statement's snapshot;
-  // that owner is brand new, so its log starts at 0 for this execution too.
-  const sequence = part(
-    "owner_sequence",
-    () => sql`SELECT event_sequence FROM ${sql.id(created.name)}
-      UNION ALL SELECT event_sequence FROM akter.owners WHERE ${matchesOwner}`,
-  )
+  const created = createOwnerPart(clock, owner, activated)
+  const sequence = ownerSequencePart(owner, created.name)
   const inserted = part(
     "inserted",
     () => sql`INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
@@ -280,7 +271,7 @@ export const executionPatchPart = (
     return sql`UPDATE akter.executions
       SET status = ${status}, event_cursor = ${cursor}, manifest_hash = ${manifest}
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
-        AND status <> 'finished' AND EXISTS (SELECT 1 FROM ${sql.id(FENCE)})
+        AND status <> 'finished' AND ${fenceHeld}
       RETURNING status`
   })
 
@@ -294,15 +285,34 @@ export const finishExecutionPart = (
   routingKey: string,
   executionId: string,
   result: Buffer,
+  outcome: ExecutionOutcome,
 ): StatementPart =>
   part(
     "finished",
     () => sql`UPDATE akter.executions
-      SET status = 'finished', result = ${result}, finished_at_ms = ${nowMs(clock)}
+      SET status = 'finished', result = ${result}, outcome = ${outcome},
+        finished_at_ms = ${nowMs(clock)}
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
-        AND status <> 'finished' AND EXISTS (SELECT 1 FROM ${sql.id(FENCE)})
+        AND status <> 'finished' AND ${fenceHeld}
       RETURNING awaited`,
   )
+
+/**
+ * The batch's results (engine/stepBatch.ts): as `finishExecutionPart`, for each row of `fenced`
+ * that records one — exactly one result per execution, the update matching only while it is not
+ * finished. Returns the finished rows' `n`, their keys (the steps and timer deleted with them) and
+ * whether a caller elsewhere awaits each.
+ */
+export const batchFinishSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+  sql`finished AS (
+        UPDATE akter.executions e
+        SET status = 'finished', result = f.result, outcome = f.outcome,
+          finished_at_ms = ${nowMs(clock)}
+        FROM fenced f
+        WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
+          AND e.execution_id = f.execution_id AND e.status <> 'finished'
+        RETURNING f.n, e.routing_key, e.execution_id, e.awaited
+      )`
 
 /**
  * Sets the interrupt flag of an open execution; an interrupt after completion matches nothing and

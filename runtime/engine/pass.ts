@@ -6,25 +6,29 @@
  * under the owner lock), abandoned (lost the right to write, or drained: nothing more recorded), or
  * left alone as incompatible.
  */
-import { Cause, Effect, Exit, Fiber } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type { AkterInternals } from "../akter.js"
 import { executionVerdict } from "../compatibility/executionVerdict.js"
 import type { Finding } from "../compatibility/finding.js"
 import type { RecordedExit } from "../model/exit.js"
 import type { Hash } from "../model/hash.js"
+import type { ExecutionOutcome } from "../storage/database.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import { armTimerPart, deleteTimerPart } from "../outbox/outboxStore.js"
-import { FINISHED_CHANNEL } from "../outbox/wakeups.js"
+import { FINISHED_CHANNEL, notifyColumn } from "../outbox/notifications.js"
 import { sql } from "kysely"
-import { FENCE } from "../owners/fence.js"
-import { countOf } from "../storage/statementParts.js"
+import { fenceHeld } from "../owners/fence.js"
+import { countOf, existsIn } from "../storage/statementParts.js"
 import { nowMs } from "../storage/clock.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
 import { readManifest, recordStartManifestPart } from "../storage/manifestStore.js"
 import type { Logger } from "../log.js"
-import { traced } from "../tracing.js"
+import { parentSpanOf, traced } from "../tracing.js"
 import {
   finishExecutionPart,
   readExecutionState,
@@ -37,12 +41,8 @@ import { describeCause } from "./describeDefect.js"
 import { recordableExit } from "./recordedExits.js"
 import { makeStepEnvironment } from "./stepEnvironment.js"
 import { buildSteps } from "./steps.js"
-import {
-  deleteStepsPart,
-  recordScannedPart,
-  unseenEventsPart,
-  type StepBatcher,
-} from "./stepStore.js"
+import { deleteStepsPart, recordScannedPart, unseenEventsPart } from "./stepStore.js"
+import type { StepBatcher } from "./stepBatch.js"
 import { InterruptRequested, PassAbandoned, RecordedDefect } from "./signals.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 
@@ -277,6 +277,7 @@ export const runPass = async (
         "akter.tenant": execution.tenant,
       },
       program,
+      parentSpanOf(state.traceparent),
     ),
   )
   const end = (next: Ending) => {
@@ -348,6 +349,22 @@ export const runPass = async (
   return finish(services, state, result)
 }
 
+/** The word recorded beside a result, by which the studio filters finished executions. */
+const outcomeOfResult = (
+  result: RecordedExit | { readonly _tag: "Interrupt" },
+): ExecutionOutcome => {
+  switch (result._tag) {
+    case "Success":
+      return "succeeded"
+    case "Failure":
+      return "failed"
+    case "Interrupt":
+      return "interrupted"
+    default:
+      return "defect"
+  }
+}
+
 /**
  * Records the result, and deletes the steps and the timer in the same transaction. Of two terminal
  * writes (completion, interrupt) the first to commit wins; the other changes nothing.
@@ -359,10 +376,12 @@ const finish = async (
 ): Promise<PassOutcome> => {
   const { internals } = services
   const stored = encodeJson(result)
+  const outcome = outcomeOfResult(result)
   let recorded: boolean
   try {
     recorded = await state.writer.write("finish", {
       finish: stored,
+      outcome,
       read: (outcome) => outcome.finished,
       statement: () => {
         const finished = finishExecutionPart(
@@ -370,8 +389,9 @@ const finish = async (
           state.routingKey,
           state.executionId,
           stored,
+          outcome,
         )
-        const when = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(finished.name)})`
+        const when = existsIn(finished.name)
         return {
           final: true,
           parts: [
@@ -382,9 +402,11 @@ const finish = async (
           // Callers awaiting the result in other processes hear of it at once (Postgres).
           select:
             internals.storage.backend === "postgres"
-              ? sql`${countOf(finished.name)} AS finished,
-                  (SELECT pg_notify(${FINISHED_CHANNEL}, ${state.executionId})
-                    FROM ${sql.id(finished.name)} WHERE awaited) AS notified`
+              ? sql`${countOf(finished.name)} AS finished, ${notifyColumn(
+                  FINISHED_CHANNEL,
+                  state.executionId,
+                  { from: sql.id(finished.name), when: sql`awaited` },
+                )}`
               : sql`${countOf(finished.name)} AS finished`,
           read: (row) => row["finished"] === 1,
         }
@@ -393,8 +415,10 @@ const finish = async (
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
+  if (!recorded) return { kind: "finished" }
+  internals.metrics.executionFinished(state.owner.ownerType, state.registration.name, result)
   // A result recorded before this one stands: callers here read it.
-  return recorded ? { kind: "finished", result: stored } : { kind: "finished" }
+  return { kind: "finished", result: stored }
 }
 
 /**
@@ -423,7 +447,7 @@ const suspend = async (
     parts.push(recordScannedPart(state.routingKey, state.executionId, waits), unseen)
     seen = sql<boolean>`(SELECT seen FROM ${sql.id(unseen.name)})`
   }
-  const fenced = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(FENCE)})`
+  const fenced = fenceHeld
   const armed = armTimerPart(
     internals.clock,
     state.owner,

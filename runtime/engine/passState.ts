@@ -39,6 +39,8 @@ export class PassState {
   readonly parked = new Map<string, Parked>()
   readonly compensations: Array<Effect.Effect<unknown, unknown>> = []
   readonly caller: Caller
+  /** The W3C trace context of the start, when a traced start recorded one. */
+  readonly traceparent: unknown
   cursor: number
   interrupting: boolean
   compensating = false
@@ -61,7 +63,12 @@ export class PassState {
   ) {
     this.cursor = execution.event_cursor
     this.interrupting = execution.interrupt
-    this.caller = JSON.parse(execution.caller) as Caller
+    // The trace context a traced start recorded is the pass span's parent, not part of the caller.
+    const { traceparent, ...caller } = JSON.parse(execution.caller) as Caller & {
+      readonly traceparent?: unknown
+    }
+    this.caller = caller
+    this.traceparent = traceparent
     for (const row of steps) {
       if (row.kind === "version") {
         this.markers.set(row.step, row.version ?? 0)

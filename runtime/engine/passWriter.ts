@@ -15,9 +15,9 @@
  */
 import { sql, type RawBuilder } from "kysely"
 import { faultPoint } from "../faults.js"
-import { FENCE, StaleGeneration, type Activation } from "../owners/fence.js"
+import { fenceHeld, fencedGeneration, StaleGeneration, type Activation } from "../owners/fence.js"
 import type { DatabaseClock } from "../storage/clock.js"
-import type { Db } from "../storage/database.js"
+import type { Db, ExecutionOutcome } from "../storage/database.js"
 import { composeStatement, countOf, type StatementPart } from "../storage/statementParts.js"
 import {
   executionPatchPart,
@@ -25,13 +25,8 @@ import {
   type StartOutcome,
   type UnstartedExecution,
 } from "./executionStore.js"
-import {
-  beginActivityPart,
-  settleStepPart,
-  type HeldSettle,
-  type StepBatcher,
-  type StepBatchOutcome,
-} from "./stepStore.js"
+import { beginActivityPart, settleStepPart, type HeldSettle } from "./stepStore.js"
+import type { StepBatcher, StepBatchOutcome } from "./stepBatch.js"
 
 /** A flush of held writes is never later than this. */
 export const HELD_WRITE_MAX_MS = 5
@@ -93,6 +88,8 @@ export interface BatchableWrite<A> {
   readonly begin?: { readonly step: string; readonly attempt: number }
   /** The encoded result the write records: a final write. */
   readonly finish?: Buffer
+  /** How the recorded result ends the execution (`succeeded`, …): the studio filters by it. */
+  readonly outcome?: ExecutionOutcome
   readonly read: (outcome: StepBatchOutcome) => A
   readonly statement: () => PassWrite<A>
 }
@@ -213,6 +210,7 @@ export class PassWriter {
             ...(batchedSettles[0] === undefined ? {} : { settle: batchedSettles[0] }),
             ...(batched.begin === undefined ? {} : { begin: batched.begin }),
             ...(batched.finish === undefined ? {} : { finish: batched.finish }),
+            ...(batched.outcome === undefined ? {} : { outcome: batched.outcome }),
           })
           if (!outcome.fenced) throw new StaleGeneration(this.activation.owner, generation)
           if (!outcome.settled) throw new Error("a held settle matched no pending step")
@@ -227,7 +225,7 @@ export class PassWriter {
         const settled =
           expected.length === 0
             ? sql`true`
-            : sql`akter.require(NOT EXISTS (SELECT 1 FROM ${sql.id(FENCE)}) OR ${sql.join(
+            : sql`akter.require(NOT ${fenceHeld} OR ${sql.join(
                 expected.map((name) => countOf(name)),
                 sql` + `,
               )} = ${expected.length}, 'a held settle matched no pending step')`
@@ -236,7 +234,7 @@ export class PassWriter {
             ? sql``
             : sql`, ${countOf(start.names.inserted)} AS created,
                 (SELECT event_cursor FROM ${sql.id(start.names.inserted)}) AS event_cursor`
-        const select = sql`(SELECT held FROM ${sql.id(FENCE)}) AS generation, ${settled} AS settled${startColumns}${
+        const select = sql`${fencedGeneration}, ${settled} AS settled${startColumns}${
           write.select === undefined ? sql`` : sql`, ${write.select}`
         }`
         // The fence parts come after the start's head (they refer to it) and before everything

@@ -4,9 +4,12 @@
  * fields, and everything else as a `Die` with a message. Replaying decodes tolerantly with the
  * current declared types and rebuilds declared errors as their generated classes.
  */
-import { Cause, Effect, Exit } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import { isStoredResult, type RecordedExit } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
+import { parseWithinDepth } from "../model/payloadDepth.js"
 import { schemaOf } from "../model/schemaOf.js"
 import type { TypeNode } from "../model/typeModel.js"
 import { CorruptStoredValue, decodeJson, encodeJson, jsonBytes } from "../storage/codec.js"
@@ -40,10 +43,10 @@ const recordableValue = (
   value: unknown,
 ): { readonly value: unknown } | { readonly problem: string } => {
   if (types.output === null) return { value: null }
-  const parsed = schemaOf(types.output, "tolerant").safeParse(value)
+  const parsed = parseWithinDepth(schemaOf(types.output, "tolerant"), value)
   if (parsed.success) return { value: parsed.data }
-  const issue = parsed.error.issues[0]
-  const at = issue === undefined || issue.path.length === 0 ? "" : ` at ${issue.path.join(".")}`
+  const issue = parsed.issues[0]
+  const at = issue === undefined || issue.path === "" ? "" : ` at ${issue.path}`
   return { problem: `does not match its declared output type${at}: ${issue?.message ?? "invalid"}` }
 }
 
@@ -53,7 +56,7 @@ const declaredError = (types: ResultTypes, error: unknown): RecordedExit | undef
   if (typeof tag !== "string" || !Object.hasOwn(types.errors, tag)) return undefined
   const fields: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(error)) if (key !== "_tag") fields[key] = value
-  const parsed = schemaOf(types.errors[tag]!, "tolerant").safeParse(fields)
+  const parsed = parseWithinDepth(schemaOf(types.errors[tag]!, "tolerant"), fields)
   if (!parsed.success) return undefined
   return { _tag: "Failure", error: { ...(parsed.data as object), _tag: tag } }
 }

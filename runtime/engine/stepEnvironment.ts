@@ -2,7 +2,7 @@
  * What every step primitive of a pass shares: the pass state, the handle's internals, and the few
  * operations steps perform on the pass (write behind the fence, hold a write, park).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { AkterInternals } from "../akter.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { StatementPart } from "../storage/statementParts.js"

@@ -5,28 +5,14 @@
  * generation, and each says which invariant it keeps.
  */
 import { sql, type RawBuilder } from "kysely"
-import type { Queryable, StepKindColumn } from "../storage/database.js"
+import type { Queryable, Row } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
-import { part, type StatementPart } from "../storage/statementParts.js"
-import { FENCE } from "../owners/fence.js"
+import { existsIn, part, type StatementPart } from "../storage/statementParts.js"
+import { fenceHeld } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { FINISHED_CHANNEL } from "../outbox/wakeups.js"
-import type { StatementBatcher } from "../storage/statementBatcher.js"
 
-export interface StepRow {
-  readonly step: string
-  readonly attempt: number
-  readonly kind: StepKindColumn
-  readonly exit: Buffer | null
-  readonly due_at_ms: number | null
-  readonly wait_event: string | null
-  readonly wait_after: number | null
-  readonly scanned: number | null
-  readonly matched: number | null
-  readonly version: number | null
-  readonly started_at_ms: number
-  readonly settled_at_ms: number | null
-}
+/** A step row as a pass replays from it (its execution's key aside). */
+export type StepRow = Omit<Row<"akter.steps">, "routing_key" | "execution_id">
 
 /**
  * The in-memory copy of a step row a pass recorded or is about to: what is given, every other
@@ -52,8 +38,6 @@ export interface StepKey {
   readonly step: string
   readonly attempt: number
 }
-
-const fenced = sql`EXISTS (SELECT 1 FROM ${sql.id(FENCE)})`
 
 const matchesStep = (key: StepKey) =>
   sql`routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
@@ -95,7 +79,7 @@ export const insertMarkersPart = (
       SELECT ${routingKey}::bigint, ${executionId}, m.name, 0, 'version', m.value, ${nowMs(clock)}
       FROM unnest(${entries.map(([name]) => name)}::text[], ${entries.map(([, value]) => value)}::int[])
         AS m(name, value)
-      WHERE EXISTS (SELECT 1 FROM ${sql.id(inserted)})`,
+      WHERE ${existsIn(inserted)}`,
   )
 }
 
@@ -110,17 +94,36 @@ export const beginActivityPart = (clock: DatabaseClock, key: StepKey): Statement
     () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, started_at_ms)
       SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'activity',
         ${nowMs(clock)}
-      FROM ${sql.id(FENCE)}
+      WHERE ${fenceHeld}
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET started_at_ms = akter.steps.started_at_ms
       RETURNING started_at_ms`,
   )
 
 /**
- * Settles a pending step. Exactly one writer settles a step: the update matches only while
- * `exit IS NULL`; the statement reports how many rows it settled, and a pass that expected one and
- * got none stops. `retryAtMs` records, on a failed attempt, when the next attempt may start;
- * `matched`, on a wait, the event it took.
+ * The one statement that settles step attempts: each row of `source` (aliased `f`: `routing_key`,
+ * `execution_id`, `settle_step`, `settle_attempt`, `exit`, `retry_at_ms`, `matched`) settles its
+ * pending attempt. Exactly one writer settles a step: the update matches only while
+ * `exit IS NULL`, and a writer that expected a row and got none stops. `retry_at_ms` records, on a
+ * failed attempt, when the next attempt may start; `matched`, on a wait, the event it took.
+ */
+const settleFrom = (
+  clock: DatabaseClock,
+  source: RawBuilder<unknown>,
+  when: RawBuilder<boolean>,
+  returning: RawBuilder<unknown>,
+) => sql`UPDATE akter.steps s
+      SET exit = f.exit, settled_at_ms = ${nowMs(clock)},
+        due_at_ms = COALESCE(f.retry_at_ms, s.due_at_ms), matched = f.matched
+      FROM ${source} f
+      WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
+        AND s.step = f.settle_step AND s.attempt = f.settle_attempt AND s.exit IS NULL
+        AND ${when}
+      RETURNING ${returning}`
+
+/**
+ * Settles one pending step attempt under the statement's fence (see `settleFrom`); the statement
+ * reports how many rows it settled, and a pass that expected one and got none stops.
  */
 export const settleStepPart = (
   clock: DatabaseClock,
@@ -133,14 +136,16 @@ export const settleStepPart = (
     readonly when?: RawBuilder<boolean>
   } = {},
 ): StatementPart =>
-  part(
-    "settle",
-    () => sql`UPDATE akter.steps
-      SET exit = ${exit}, settled_at_ms = ${nowMs(clock)},
-        due_at_ms = ${options.retryAtMs === undefined ? sql`due_at_ms` : sql`${options.retryAtMs}::bigint`},
-        matched = ${options.matched ?? null}::bigint
-      WHERE ${matchesStep(key)} AND exit IS NULL AND ${fenced} AND ${options.when ?? sql`true`}
-      RETURNING step`,
+  part("settle", () =>
+    settleFrom(
+      clock,
+      sql`(SELECT ${key.routingKey}::bigint AS routing_key, ${key.executionId}::text AS execution_id,
+        ${key.step}::text AS settle_step, ${key.attempt}::int AS settle_attempt,
+        ${exit}::bytea AS exit, ${options.retryAtMs ?? null}::bigint AS retry_at_ms,
+        ${options.matched ?? null}::bigint AS matched)`,
+      sql`${fenceHeld} AND ${options.when ?? sql`true`}`,
+      sql`s.step`,
+    ),
   )
 
 /** A settle of one step attempt, held by a pass until its next write. */
@@ -155,109 +160,20 @@ export interface HeldSettle {
 }
 
 /**
- * One execution's part of a batch of step writes (`writeStepBatch`): under the generation the
- * runner holds, settle the attempt the pass held back and/or begin the next activity attempt, or
- * record the execution's result.
+ * The batch's settles (engine/stepBatch.ts): each row of `fenced` with a held settle settles it, as
+ * `settleFrom` does. Returns the settled rows' `n`.
  */
-export interface StepBatchWrite {
-  readonly owner: OwnerPlacement
-  readonly generation: number
-  readonly executionId: string
-  readonly settle?: HeldSettle
-  readonly begin?: { readonly step: string; readonly attempt: number }
-  /** The encoded result to record, with the steps and the timer deleted (nothing else then). */
-  readonly finish?: Buffer
-}
-
-/** The runner's batcher of step writes (storage/statementBatcher.ts over `writeStepBatch`). */
-export type StepBatcher = StatementBatcher<StepBatchWrite, StepBatchOutcome>
-
-export interface StepBatchOutcome {
-  /** The owner was at the held generation (locked for the statement); false: nothing written. */
-  readonly fenced: boolean
-  /** The held settle matched its pending attempt (true when there was none to settle). */
-  readonly settled: boolean
-  /** The begun attempt's recorded start time, if one was begun. */
-  readonly startedAtMs: number | null
-  /** The result was recorded (false: the execution had finished already, or no finish asked). */
-  readonly finished: boolean
-}
+export const batchSettleSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+  sql`settled AS (${settleFrom(clock, sql`fenced`, sql`true`, sql`f.n`)})`
 
 /**
- * Settles and begins activity attempts and records results of many executions in one statement —
- * one round trip and one commit for every pass that was waiting to write — with the guarantees of
- * the one-execution parts: each row writes only under its owner's held generation (the owners are
- * locked in one order, so two batches never deadlock); exactly one writer settles an attempt
- * (`exit IS NULL`); the next attempt is begun only if the held settle matched, as when a failed
- * settle aborted its statement; exactly one result is recorded (status not yet finished), with the
- * steps and the timer deleted and, where a caller elsewhere awaits it, a notification (`notify`:
- * Postgres). The text does not depend on the number of executions, so it is prepared once.
+ * The batch's begun activity attempts: as `beginActivityPart`, for each row of `fenced` that begins
+ * one — only if its held settle matched (`settling`: the batch has a `settled` part), as when a
+ * failed settle aborted its statement. Returns (`execution_id`, `started_at_ms`) the attempts'
+ * recorded start times.
  */
-export const writeStepBatch = async (
-  db: Queryable,
-  clock: DatabaseClock,
-  writes: readonly StepBatchWrite[],
-  notify: boolean,
-): Promise<StepBatchOutcome[]> => {
-  const column = <A>(pick: (write: StepBatchWrite) => A) => writes.map(pick)
-  // Only the parts some row needs: at most seven statement shapes, each prepared once.
-  const settling = writes.some((write) => write.settle !== undefined)
-  const beginning = writes.some((write) => write.begin !== undefined)
-  const finishing = writes.some((write) => write.finish !== undefined)
-  const columns: (readonly [string, RawBuilder<unknown>])[] = [
-    ["routing_key", sql`${column((w) => w.owner.routingKey)}::bigint[]`],
-    ["tenant", sql`${column((w) => w.owner.tenant)}::text[]`],
-    ["owner_type", sql`${column((w) => w.owner.ownerType)}::text[]`],
-    ["owner_id", sql`${column((w) => w.owner.ownerId)}::text[]`],
-    ["generation", sql`${column((w) => w.generation)}::bigint[]`],
-    ["execution_id", sql`${column((w) => w.executionId)}::text[]`],
-  ]
-  if (settling) {
-    columns.push(
-      ["settle_step", sql`${column((w) => w.settle?.step ?? null)}::text[]`],
-      ["settle_attempt", sql`${column((w) => w.settle?.attempt ?? null)}::int[]`],
-      ["exit", sql`${column((w) => w.settle?.exit ?? null)}::bytea[]`],
-      ["retry_at_ms", sql`${column((w) => w.settle?.retryAtMs ?? null)}::bigint[]`],
-    )
-  }
-  if (beginning) {
-    columns.push(
-      ["begin_step", sql`${column((w) => w.begin?.step ?? null)}::text[]`],
-      ["begin_attempt", sql`${column((w) => w.begin?.attempt ?? null)}::int[]`],
-    )
-  }
-  if (finishing) columns.push(["result", sql`${column((w) => w.finish ?? null)}::bytea[]`])
-  const parts = [
-    sql`input AS (
-      SELECT * FROM unnest(${sql.join(columns.map(([, array]) => array))})
-        WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
-    )`,
-    sql`fence AS (
-      SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
-      WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation) IN (
-        SELECT routing_key, tenant, owner_type, owner_id, generation FROM input)
-      ORDER BY o.routing_key, o.tenant, o.owner_type, o.owner_id
-      FOR UPDATE
-    )`,
-    sql`fenced AS (
-      SELECT i.* FROM input i JOIN fence f ON f.routing_key = i.routing_key
-        AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
-        AND f.generation = i.generation
-    )`,
-  ]
-  if (settling) {
-    parts.push(sql`settled AS (
-      UPDATE akter.steps s
-      SET exit = f.exit, settled_at_ms = ${nowMs(clock)},
-        due_at_ms = COALESCE(f.retry_at_ms, s.due_at_ms), matched = NULL
-      FROM fenced f
-      WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
-        AND s.step = f.settle_step AND s.attempt = f.settle_attempt AND s.exit IS NULL
-      RETURNING f.n
-    )`)
-  }
-  if (beginning) {
-    parts.push(sql`begun AS (
+export const batchBeginSql = (clock: DatabaseClock, settling: boolean): RawBuilder<unknown> =>
+  sql`begun AS (
       INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, started_at_ms)
       SELECT f.routing_key, f.execution_id, f.begin_step, f.begin_attempt, 'activity', ${nowMs(clock)}
       FROM fenced f
@@ -266,58 +182,15 @@ export const writeStepBatch = async (
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET started_at_ms = akter.steps.started_at_ms
       RETURNING execution_id, started_at_ms
-    )`)
-  }
-  if (finishing) {
-    parts.push(
-      sql`finished AS (
-        UPDATE akter.executions e
-        SET status = 'finished', result = f.result, finished_at_ms = ${nowMs(clock)}
-        FROM fenced f
-        WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
-          AND e.execution_id = f.execution_id AND e.status <> 'finished'
-        RETURNING f.n, e.routing_key, e.execution_id, e.awaited
-      )`,
-      sql`steps_deleted AS (
+    )`
+
+/** The batch's deletes of the steps of the executions its `finished` part finished. */
+export const batchDeleteStepsSql = (): RawBuilder<unknown> =>
+  sql`steps_deleted AS (
         DELETE FROM akter.steps s USING finished f
         WHERE s.routing_key = f.routing_key AND s.execution_id = f.execution_id
         RETURNING 1
-      )`,
-      sql`timer_deleted AS (
-        DELETE FROM akter.outbox o USING finished f
-        WHERE o.routing_key = f.routing_key AND o.kind = 'timer' AND o.id = f.execution_id
-        RETURNING 1
-      )`,
-      sql`notified AS (
-        SELECT pg_notify(${FINISHED_CHANNEL}, f.execution_id) FROM finished f
-        WHERE f.awaited AND ${notify}::boolean
-      )`,
-    )
-  }
-  // A plain SELECT part runs only when referred to: this is what sends the notifications.
-  const notifiedColumn = finishing ? sql`, (SELECT count(*) FROM notified) AS notified` : sql``
-  const { rows } = await sql<{
-    fenced: boolean
-    settled: boolean
-    started_at_ms: number | null
-    finished: boolean
-  }>`WITH ${sql.join(parts)}
-    SELECT i.n IN (SELECT n FROM fenced) AS fenced,
-      ${settling ? sql`i.settle_step IS NULL OR i.n IN (SELECT n FROM settled)` : sql`true`} AS settled,
-      ${
-        beginning
-          ? sql`(SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id)`
-          : sql`NULL::bigint`
-      } AS started_at_ms,
-      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}
-    FROM input i ORDER BY i.n`.execute(db)
-  return rows.map((row) => ({
-    fenced: row.fenced,
-    settled: row.settled,
-    startedAtMs: row.started_at_ms === null ? null : Number(row.started_at_ms),
-    finished: row.finished,
-  }))
-}
+      )`
 
 /**
  * Inserts a pending sleep with its due time, fixed here once: a replay reads it and never moves it.
@@ -334,7 +207,7 @@ export const beginSleepPart = (
         started_at_ms)
       SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'sleep',
         ${nowMs(clock)} + ${durationMs}::bigint, ${nowMs(clock)}
-      FROM ${sql.id(FENCE)}
+      WHERE ${fenceHeld}
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET due_at_ms = akter.steps.due_at_ms
       RETURNING due_at_ms`,
@@ -360,7 +233,7 @@ export const beginWaitPart = (
         ${event}, ${after}::bigint, ${after}::bigint,
         ${timeoutMs === null ? sql`NULL::bigint` : sql`${nowMs(clock)} + ${timeoutMs}::bigint`},
         ${nowMs(clock)}
-      FROM ${sql.id(FENCE)}
+      WHERE ${fenceHeld}
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET wait_after = akter.steps.wait_after
       RETURNING wait_after, due_at_ms`,
@@ -382,7 +255,7 @@ export const recordSettledPart = (
         started_at_ms, settled_at_ms)
       SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, ${kind},
         ${exit}, ${nowMs(clock)}, ${nowMs(clock)}
-      FROM ${sql.id(FENCE)}
+      WHERE ${fenceHeld}
       ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
       RETURNING step`,
   )
@@ -402,7 +275,7 @@ export const recordScannedPart = (
       FROM unnest(${scanned.map((w) => w.step)}::text[], ${scanned.map((w) => w.scanned)}::bigint[])
         AS w(step, scanned)
       WHERE s.routing_key = ${routingKey}::bigint AND s.execution_id = ${executionId}
-        AND s.step = w.step AND s.attempt = 1 AND s.exit IS NULL AND ${fenced}
+        AND s.step = w.step AND s.attempt = 1 AND s.exit IS NULL AND ${fenceHeld}
       RETURNING s.step`,
   )
 
@@ -416,7 +289,7 @@ export const deleteStepsPart = (
     "steps_deleted",
     () => sql`DELETE FROM akter.steps
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
-        AND EXISTS (SELECT 1 FROM ${sql.id(finished)})
+        AND ${existsIn(finished)}
       RETURNING step`,
   )
 

@@ -36,12 +36,12 @@ export type InputlessActivity<O, E> = (ctx: ActivityContext) => ActivityReturn<O
 
 export interface WaitOptions<P> {
   /** Only events whose payload passes this pure predicate resolve the wait. */
-  readonly where?: (payload: P) => boolean
+  readonly where?: ((payload: P) => boolean) | undefined
 }
 
 export interface TimedWaitOptions<P> extends WaitOptions<P> {
   /** Overrides the manifest's timeout. */
-  readonly timeout?: Duration.Input
+  readonly timeout?: Duration.Input | undefined
 }
 
 /**

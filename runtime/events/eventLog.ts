@@ -1,35 +1,13 @@
 /**
  * The owner's event log. Sequences are reserved by advancing the owner's `event_sequence` under its
- * row lock, so each owner has one gap-free order that waits read after their cursor.
+ * row lock (owners/fence.ts `reserveSequencePart`, with the owner row's other statements), so each
+ * owner has one gap-free order that waits read after their cursor.
  */
-import { sql, type RawBuilder } from "kysely"
+import { sql } from "kysely"
 import type { Queryable } from "../storage/database.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-
-/**
- * Reserves the owner's next event sequence, creating the owner if new, when `when` holds. The
- * update locks the owner row: every suspending execution of the owner is ordered against the
- * emit, and the emit's later statements see every wait registered before. Returns
- * `event_sequence`.
- */
-export const reserveSequencePart = (
-  clock: DatabaseClock,
-  owner: OwnerPlacement,
-  when: RawBuilder<boolean>,
-): StatementPart =>
-  part(
-    "sequence",
-    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, event_sequence,
-        created_at_ms)
-      SELECT ${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId}, 1,
-        ${nowMs(clock)}
-      WHERE ${when}
-      ON CONFLICT (routing_key, tenant, owner_type, owner_id)
-        DO UPDATE SET event_sequence = akter.owners.event_sequence + 1
-      RETURNING event_sequence`,
-  )
 
 /** Appends the event at its reserved sequence: one gap-free order per owner. */
 export const appendEventPart = (

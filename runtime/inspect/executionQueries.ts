@@ -8,7 +8,13 @@ import { sql, type SelectQueryBuilder } from "kysely"
 import { InvalidExecutionId } from "../errors.js"
 import { decodeExecutionId } from "../model/executionId.js"
 import { placeOwner } from "../owners/routing.js"
-import type { Database, Db, ExecutionStatusColumn, StepKindColumn } from "../storage/database.js"
+import type {
+  Database,
+  Db,
+  ExecutionStatusColumn,
+  Row,
+  StepKindColumn,
+} from "../storage/database.js"
 import {
   inspectExit,
   inspectValue,
@@ -24,14 +30,32 @@ export type StatusFilter = ExecutionStatusColumn | "open"
 export const STATUS_FILTERS: readonly StatusFilter[] = ["running", "suspended", "finished", "open"]
 
 export interface ExecutionFilter {
-  readonly ownerType?: string
-  readonly ownerId?: string
+  readonly tenant?: string | undefined
+  readonly ownerType?: string | undefined
+  readonly ownerId?: string | undefined
   /** Owner ids starting with this text (the demo's run prefix). */
-  readonly ownerIdPrefix?: string
-  readonly workflow?: string
-  readonly status?: StatusFilter
-  /** Newest first, at most this many (default 50). */
-  readonly limit?: number
+  readonly ownerIdPrefix?: string | undefined
+  readonly workflow?: string | undefined
+  readonly status?: StatusFilter | undefined
+  /** Started at or after this time (epoch ms). */
+  readonly startedFrom?: number | undefined
+  /** Started before this time (epoch ms). */
+  readonly startedBefore?: number | undefined
+}
+
+/** Where a listing stands: the start time and id of the last execution a page showed. */
+export interface ListingPosition {
+  readonly startedAtMs: number
+  readonly executionId: string
+}
+
+export interface ListingOrder {
+  /** `newest` first (the default) or `oldest` first; ties go by execution id, the same way. */
+  readonly order?: "newest" | "oldest" | undefined
+  /** Only executions after this one in the order. */
+  readonly after?: ListingPosition | undefined
+  /** At most this many (default 50). */
+  readonly limit?: number | undefined
 }
 
 export interface ExecutionSummary {
@@ -97,6 +121,20 @@ const filtered = <O>(
   filter: ExecutionFilter,
 ): SelectQueryBuilder<Database, "akter.executions", O> => {
   let next = query
+  if (
+    filter.tenant !== undefined &&
+    filter.ownerType !== undefined &&
+    filter.ownerId !== undefined
+  ) {
+    // One owner's executions sit under its routing key: the primary key finds them.
+    const { routingKey } = placeOwner({
+      tenant: filter.tenant,
+      ownerType: filter.ownerType,
+      ownerId: filter.ownerId,
+    })
+    next = next.where("routing_key", "=", routingKey)
+  }
+  if (filter.tenant !== undefined) next = next.where("tenant", "=", filter.tenant)
   if (filter.ownerType !== undefined) next = next.where("owner_type", "=", filter.ownerType)
   if (filter.ownerId !== undefined) next = next.where("owner_id", "=", filter.ownerId)
   if (filter.ownerIdPrefix !== undefined) {
@@ -105,6 +143,12 @@ const filtered = <O>(
   if (filter.workflow !== undefined) next = next.where("workflow", "=", filter.workflow)
   if (filter.status === "open") next = next.where("status", "<>", "finished")
   else if (filter.status !== undefined) next = next.where("status", "=", filter.status)
+  if (filter.startedFrom !== undefined) {
+    next = next.where("started_at_ms", ">=", filter.startedFrom)
+  }
+  if (filter.startedBefore !== undefined) {
+    next = next.where("started_at_ms", "<", filter.startedBefore)
+  }
   return next
 }
 
@@ -123,20 +167,7 @@ const summaryColumns = [
   "finished_at_ms",
 ] as const
 
-interface SummaryRow {
-  readonly execution_id: string
-  readonly tenant: string
-  readonly owner_type: string
-  readonly owner_id: string
-  readonly workflow: string
-  readonly execution_key: string
-  readonly manifest_hash: string
-  readonly status: ExecutionStatusColumn
-  readonly interrupt: boolean
-  readonly result: Buffer | null
-  readonly started_at_ms: number
-  readonly finished_at_ms: number | null
-}
+type SummaryRow = Pick<Row<"akter.executions">, (typeof summaryColumns)[number]>
 
 const summaryOf = (row: SummaryRow): ExecutionSummary => ({
   executionId: row.execution_id,
@@ -154,21 +185,63 @@ const summaryOf = (row: SummaryRow): ExecutionSummary => ({
 })
 
 /**
- * Executions matching `filter`, newest first.
- *
- * @example
- * const open = await listExecutions(db, { workflow: "fulfill", status: "open", limit: 20 })
+ * The statement of `queryExecutions`, unexecuted (tests read its plan). The order is stable —
+ * start time, then execution id — and every filter leads an index ending in it (migration 0005),
+ * so a page reads only its own rows however deep it is.
  */
-export const listExecutions = async (
+export const executionListQuery = (
   db: Db,
   filter: ExecutionFilter = {},
-): Promise<ExecutionSummary[]> => {
-  const rows = await filtered(db.selectFrom("akter.executions").select(summaryColumns), filter)
-    .orderBy("started_at_ms", "desc")
-    .orderBy("execution_id")
-    .limit(filter.limit ?? DEFAULT_LIST_LIMIT)
+  listing: ListingOrder = {},
+) => {
+  const direction = listing.order === "oldest" ? "asc" : "desc"
+  let query = filtered(db.selectFrom("akter.executions").select(summaryColumns), filter)
+  if (listing.after !== undefined) {
+    const { startedAtMs, executionId } = listing.after
+    query = query.where((eb) =>
+      eb(
+        eb.refTuple("started_at_ms", "execution_id"),
+        direction === "desc" ? "<" : ">",
+        eb.tuple(startedAtMs, executionId),
+      ),
+    )
+  }
+  return query
+    .orderBy("started_at_ms", direction)
+    .orderBy("execution_id", direction)
+    .limit(listing.limit ?? DEFAULT_LIST_LIMIT)
+}
+
+/**
+ * Executions matching `filter`, newest (or oldest) first, after a position.
+ *
+ * @example
+ * const open = await queryExecutions(db, { workflow: "fulfill", status: "open" }, { limit: 20 })
+ */
+export const queryExecutions = async (
+  db: Db,
+  filter: ExecutionFilter = {},
+  listing: ListingOrder = {},
+): Promise<ExecutionSummary[]> =>
+  (await executionListQuery(db, filter, listing).execute()).map((row) => summaryOf(row))
+
+/** How many executions match `filter`, by status: one grouped count over the filter's index. */
+export const countByStatus = async (
+  db: Db,
+  filter: ExecutionFilter = {},
+): Promise<Record<ExecutionStatusColumn, number>> => {
+  const rows = await filtered(
+    db
+      .selectFrom("akter.executions")
+      .select("status")
+      .select((eb) => eb.fn.countAll<number>().as("count")),
+    filter,
+  )
+    .groupBy("status")
     .execute()
-  return rows.map((row) => summaryOf(row))
+  const counts = { running: 0, suspended: 0, finished: 0 }
+  for (const row of rows) counts[row.status] = Number(row.count)
+  return counts
 }
 
 export interface ExecutionCount {
@@ -186,11 +259,11 @@ export interface ExecutionCount {
  * database, or pass `outcomes: false` to count finished executions without reading their results.
  *
  * @example
- * const counts = await countExecutions(db, { ownerIdPrefix: "demo-3f2a-" })
+ * const counts = await tallyExecutions(db, { ownerIdPrefix: "demo-3f2a-" })
  */
-export const countExecutions = async (
+export const tallyExecutions = async (
   db: Db,
-  filter: Omit<ExecutionFilter, "limit"> = {},
+  filter: ExecutionFilter = {},
   options: { readonly outcomes?: boolean } = {},
 ): Promise<ExecutionCount[]> => {
   const open =
@@ -394,7 +467,7 @@ export interface RecordedStep {
  */
 export const recordedSteps = async (
   db: Db,
-  filter: Omit<ExecutionFilter, "limit"> = {},
+  filter: ExecutionFilter = {},
 ): Promise<RecordedStep[]> => {
   const ids = filtered(db.selectFrom("akter.executions").select("execution_id"), filter)
   const rows = await db

@@ -4,7 +4,7 @@
  */
 export interface Caller {
   readonly tenant: string
-  readonly subject?: string
+  readonly subject?: string | undefined
 }
 
 export const DEFAULT_TENANT = "default"

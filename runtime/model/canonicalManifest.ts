@@ -7,21 +7,12 @@
  */
 import { canonicalType } from "./canonicalType.js"
 import { hashOf, type Hash } from "./hash.js"
-import type { MarkerRange, OwnerManifest, StepDecl, StepKind, WorkflowDecl } from "./manifest.js"
+import type { MarkerRange, OwnerManifest, StepDecl, WorkflowDecl } from "./manifest.js"
+import type { CanonicalContext } from "./stepKinds/stepKindModel.js"
+import { stepKindModelOf, type CanonicalStep } from "./stepKinds/stepKinds.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
 
-export interface CanonicalStep {
-  readonly kind: StepKind
-  /** activity, race: the success value's type (`null`: none). */
-  readonly output?: TypeNode | null
-  /** activity, race: declared errors it may record, name → payload type. */
-  readonly errors?: Readonly<Record<string, TypeNode>>
-  /** wait: the event it waits for, and that event's payload type. */
-  readonly event?: string
-  readonly payload?: TypeNode
-  /** start: the started workflow. */
-  readonly target?: { readonly owner: string; readonly workflow: string }
-}
+export type { CanonicalStep } from "./stepKinds/stepKinds.js"
 
 export interface CanonicalWorkflow {
   readonly owner: string
@@ -64,33 +55,24 @@ const canonicalStep = (
   manifest: OwnerManifest,
 ): CanonicalStep => {
   const named = manifest.types
-  const declaredErrors = (names: readonly string[]) => {
-    const errors: Record<string, TypeNode> = {}
-    for (const name of [...names].sort()) {
-      const payload = workflow.errors[name]
-      if (payload === undefined) throw new Error(`step lists undeclared error "${name}"`)
-      errors[name] = canonicalType(payload, named)
-    }
-    return errors
-  }
-  switch (step.kind) {
-    case "activity":
-    case "race":
-      return {
-        kind: step.kind,
-        output: typeOrNull(step.output, named),
-        errors: declaredErrors(step.errors),
+  const context: CanonicalContext = {
+    type: (type) => typeOrNull(type, named),
+    declaredErrors: (names) => {
+      const errors: Record<string, TypeNode> = {}
+      for (const name of [...names].sort()) {
+        const payload = workflow.errors[name]
+        if (payload === undefined) throw new Error(`step lists undeclared error "${name}"`)
+        errors[name] = canonicalType(payload, named)
       }
-    case "sleep":
-      return { kind: "sleep" }
-    case "wait": {
-      const event = manifest.events[step.event]
-      if (event === undefined) throw new Error(`wait names undeclared event "${step.event}"`)
-      return { kind: "wait", event: step.event, payload: canonicalType(event.payload, named) }
-    }
-    case "start":
-      return { kind: "start", target: { owner: step.owner, workflow: step.workflow } }
+      return errors
+    },
+    eventPayload: (name) => {
+      const event = manifest.events[name]
+      if (event === undefined) throw new Error(`wait names undeclared event "${name}"`)
+      return canonicalType(event.payload, named)
+    },
   }
+  return stepKindModelOf(step.kind).canonical(step, context)
 }
 
 /** The canonical projection of one workflow of a validated manifest. */

@@ -33,12 +33,22 @@ export const isStorableText = (text: string) =>
 /** Owner types and workflows are manifest names (DESIGN §2): an id naming anything else is not ours. */
 const MANIFEST_NAME = /^[A-Za-z][A-Za-z0-9]*$/
 
+/** What makes `text` unstorable, with the UTF-16 index where it is; undefined when storable. */
+const unstorablePart = (text: string): string | undefined => {
+  const nul = text.indexOf("\0")
+  if (nul >= 0) return `holds a NUL character at index ${nul}`
+  const surrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.exec(
+    text,
+  )
+  return surrogate === null ? undefined : `holds a lone surrogate at index ${surrogate.index}`
+}
+
 /** Checks an execution key; the start is refused before anything is written. */
 export const checkExecutionKey = (key: string): InvalidExecutionKey | undefined => {
   const bytes = utf8Bytes(key)
-  return bytes === 0 || bytes > MAX_KEY_BYTES || !isStorableText(key)
-    ? new InvalidExecutionKey(bytes)
-    : undefined
+  if (bytes === 0 || bytes > MAX_KEY_BYTES) return new InvalidExecutionKey(bytes)
+  const problem = unstorablePart(key)
+  return problem === undefined ? undefined : new InvalidExecutionKey(bytes, problem)
 }
 
 export const encodeExecutionId = (address: ExecutionAddress): string =>

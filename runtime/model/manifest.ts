@@ -4,7 +4,15 @@
  * canonical projection of them (see `canonicalWorkflow`). Types here may still contain `ref` nodes;
  * every ref is known to resolve.
  */
+import type { StepDecl } from "./stepKinds/stepKinds.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
+
+export type { ActivityStep, RetryPolicy } from "./stepKinds/activity.js"
+export type { RaceStep } from "./stepKinds/race.js"
+export type { SleepStep } from "./stepKinds/sleep.js"
+export type { StartStep } from "./stepKinds/start.js"
+export type { WaitStep } from "./stepKinds/wait.js"
+export { STEP_KINDS, type StepDecl, type StepKind } from "./stepKinds/stepKinds.js"
 
 export const MANIFEST_FORMAT = 1
 
@@ -39,60 +47,4 @@ export interface WorkflowDecl {
 export interface MarkerRange {
   readonly min: number
   readonly current: number
-}
-
-export interface RetryPolicy {
-  /** Total attempts, the first included (so `1` means no retry). */
-  readonly attempts: number
-  readonly initialMs: number
-  readonly factor: number
-  readonly maxMs: number
-}
-
-export type StepDecl = ActivityStep | SleepStep | WaitStep | RaceStep | StartStep
-
-export type StepKind = StepDecl["kind"]
-
-export const STEP_KINDS: readonly StepKind[] = ["activity", "sleep", "wait", "race", "start"]
-
-export interface ActivityStep {
-  readonly kind: "activity"
-  readonly description?: string
-  readonly input: TypeNode | null
-  readonly output: TypeNode | null
-  /** Names of workflow errors this activity may fail with. */
-  readonly errors: readonly string[]
-  readonly retry: RetryPolicy | null
-  /** Upper bound on one attempt's run time; `null`: none. */
-  readonly timeoutMs: number | null
-}
-
-export interface SleepStep {
-  readonly kind: "sleep"
-  readonly description?: string
-  /** Default duration when the body passes none; `null`: the body must pass one. */
-  readonly durationMs: number | null
-}
-
-export interface WaitStep {
-  readonly kind: "wait"
-  readonly description?: string
-  readonly event: string
-  /** Default timeout; `null`: the wait waits forever and resolves only with an event. */
-  readonly timeoutMs: number | null
-}
-
-export interface RaceStep {
-  readonly kind: "race"
-  readonly description?: string
-  readonly output: TypeNode | null
-  readonly errors: readonly string[]
-}
-
-export interface StartStep {
-  readonly kind: "start"
-  readonly description?: string
-  /** Owner type of the started workflow (the same owner type when the manifest omits it). */
-  readonly owner: string
-  readonly workflow: string
 }

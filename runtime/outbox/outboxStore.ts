@@ -93,6 +93,14 @@ export const deleteTimerPart = (
       RETURNING id`,
   )
 
+/** The batch's deletes of the timers of the executions its `finished` part finished. */
+export const batchDeleteTimersSql = (): RawBuilder<unknown> =>
+  sql`timer_deleted AS (
+        DELETE FROM akter.outbox o USING finished f
+        WHERE o.routing_key = f.routing_key AND o.kind = 'timer' AND o.id = f.execution_id
+        RETURNING 1
+      )`
+
 /**
  * Stages the start of another workflow in the statement that records the start step, so the
  * started execution exists exactly when the step is recorded (the relay creates it, idempotently
@@ -130,6 +138,8 @@ export interface ClaimedRow {
   readonly payload: Buffer | null
   /** The timer asks for a runner of a particular manifest (its bucket's runner could not replay it). */
   readonly wanted: boolean
+  /** How long past its due time the row was claimed, by the database clock. */
+  readonly lagMs: number
 }
 
 /**
@@ -158,10 +168,11 @@ export const claimDue = async (
     attempts: number
     payload: Buffer | null
     wanted_hash: string | null
+    lag_ms: number
   }>`
     WITH now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
-      SELECT o.routing_key, o.kind, o.id FROM akter.outbox o, now
+      SELECT o.routing_key, o.kind, o.id, now.ms - o.due_at_ms AS lag_ms FROM akter.outbox o, now
       WHERE o.due_at_ms <= now.ms
         AND ((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
           OR o.wanted_hash = ANY(${served}::text[]))
@@ -173,7 +184,7 @@ export const claimDue = async (
     FROM due
     WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
     RETURNING o.routing_key::text AS routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type,
-      o.owner_id, o.due_at_ms, o.attempts, o.payload, o.wanted_hash`.execute(db)
+      o.owner_id, o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms`.execute(db)
   return rows.map((row) => ({
     routingKey: row.routing_key,
     kind: row.kind,
@@ -186,6 +197,7 @@ export const claimDue = async (
     attempts: row.attempts,
     payload: row.payload,
     wanted: row.wanted_hash !== null,
+    lagMs: row.lag_ms,
   }))
 }
 
@@ -231,11 +243,13 @@ export const markWanted = async (
   executionId: string,
   manifestHash: string,
 ): Promise<void> => {
-  await sql`
-    UPDATE akter.outbox SET wanted_hash = ${manifestHash}, due_at_ms = ${nowMs(clock)}
-    WHERE routing_key = ${routingKey}::bigint AND kind = 'timer' AND id = ${executionId}`.execute(
-    db,
-  )
+  await db
+    .updateTable("akter.outbox")
+    .set({ wanted_hash: manifestHash, due_at_ms: nowMs(clock) })
+    .where("routing_key", "=", routingKey)
+    .where("kind", "=", "timer")
+    .where("id", "=", executionId)
+    .execute()
 }
 
 /**

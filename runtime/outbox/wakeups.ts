@@ -6,29 +6,7 @@
  * on PGlite, where there are no other processes).
  */
 
-import type { UnstartedExecution } from "../engine/executionStore.js"
-import type { OwnerPlacement } from "../owners/routing.js"
-
-export const WAKE_CHANNEL = "akter_wake"
-export const FINISHED_CHANNEL = "akter_finished"
-export const LEASES_CHANNEL = "akter_leases"
-
 type Listener<A> = (value: A) => void
-
-/**
- * A runner of this process that can take a new execution directly, without the claim a timer
- * would cost and without a statement of the start's own: the first write of the execution's pass
- * carries the start, arming the timer a recovery interval ahead as a claim would.
- */
-export interface StartAcceptor {
-  /** The recovery interval to arm the timer with, if this runner would take the execution now. */
-  readiness(bucket: number, ownerType: string, workflow: string): number | undefined
-  /**
-   * Takes the unstarted execution; its pass tells the start what came of it. False if it no longer
-   * can: then nothing was taken, and the start is written as if no runner were here.
-   */
-  take(owner: OwnerPlacement, start: UnstartedExecution): boolean
-}
 
 /**
  * Told when an execution's result is known in this process: the encoded result when a pass here
@@ -40,7 +18,6 @@ type FinishedListener = (result?: Buffer) => void
 export class Wakeups {
   private readonly bucketListeners = new Set<Listener<number>>()
   private readonly leaseListeners = new Set<() => void>()
-  private readonly acceptors = new Set<StartAcceptor>()
   private readonly finishedListeners = new Map<string, Set<FinishedListener>>()
   private readonly passesHere = new Map<string, number>()
 
@@ -51,24 +28,6 @@ export class Wakeups {
 
   wakeBucket(bucket: number): void {
     for (const listener of this.bucketListeners) listener(bucket)
-  }
-
-  onStart(acceptor: StartAcceptor): () => void {
-    this.acceptors.add(acceptor)
-    return () => this.acceptors.delete(acceptor)
-  }
-
-  /** A runner of this process ready to take a new execution of this workflow in this bucket. */
-  acceptorFor(
-    bucket: number,
-    ownerType: string,
-    workflow: string,
-  ): { readonly acceptor: StartAcceptor; readonly recoveryMs: number } | undefined {
-    for (const acceptor of this.acceptors) {
-      const recoveryMs = acceptor.readiness(bucket, ownerType, workflow)
-      if (recoveryMs !== undefined) return { acceptor, recoveryMs }
-    }
-    return undefined
   }
 
   /** Runners in this process hear at once when another one gave its buckets back. */
@@ -97,6 +56,16 @@ export class Wakeups {
   /** `result`: the encoded result a pass of this process just committed. */
   announceFinished(executionId: string, result?: Buffer): void {
     for (const listener of this.finishedListeners.get(executionId) ?? []) listener(result)
+  }
+
+  /**
+   * Notifications may have been missed (the LISTEN session was away): every caller awaiting a
+   * result reads the database again.
+   */
+  rereadAwaited(): void {
+    for (const listeners of [...this.finishedListeners.values()]) {
+      for (const listener of [...listeners]) listener()
+    }
   }
 
   /**

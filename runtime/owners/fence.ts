@@ -1,13 +1,15 @@
 /**
- * The generation fence. An owner's `generation` is the epoch of the one activation allowed to write
+ * Every statement on `akter.owners`: the owner's creation, the reservation of its event sequences,
+ * and the generation fence. An owner's `generation` is the epoch of the one activation allowed to write
  * its executions; a runner takes it by advancing it, and every engine write first locks the owner row
  * and checks that the generation is still the one it took. A runner that lost the owner — its lease
  * expired, it was paused, another runner activated the owner — commits nothing.
  */
-import { sql } from "kysely"
+import { sql, type RawBuilder } from "kysely"
 import { faultPoint } from "../faults.js"
-import { part, type StatementPart } from "../storage/statementParts.js"
+import { existsIn, part, type StatementPart } from "../storage/statementParts.js"
 import type { OwnerPlacement } from "./routing.js"
+import { nowMs, type DatabaseClock } from "../storage/clock.js"
 
 /** The owner was activated by someone else since this runner took it: the write did not happen. */
 export class StaleGeneration extends Error {
@@ -22,8 +24,17 @@ export class StaleGeneration extends Error {
   }
 }
 
-/** The name every fenced part refers to: `EXISTS (SELECT 1 FROM fence)`. */
+/** The name of the part every fenced part refers to. */
 export const FENCE = "fence"
+
+/**
+ * The condition every fenced part carries, written here once: the statement's fence found the
+ * owner at the held generation (or advanced it). Without it, the part writes nothing.
+ */
+export const fenceHeld: RawBuilder<boolean> = existsIn(FENCE)
+
+/** A final-select column, `generation`: the generation the fence found or took (null: stale). */
+export const fencedGeneration: RawBuilder<unknown> = sql`(SELECT held FROM ${sql.id(FENCE)}) AS generation`
 
 const matchesOwner = (owner: OwnerPlacement) =>
   sql`routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
@@ -52,6 +63,83 @@ const activatingFence = (owner: OwnerPlacement): StatementPart => ({
     RETURNING generation AS held`,
 })
 
+/**
+ * The fence of a batch of writes (engine/stepBatch.ts), whose `input` part names for each row an
+ * owner and the generation its runner holds: `fence` locks the owners found at their held
+ * generation — in one order, so two batches never deadlock — and `fenced` keeps the input rows
+ * whose owner it found. A row whose owner moved on is in neither, and writes nothing.
+ */
+export const batchFenceSql = (): RawBuilder<unknown>[] => [
+  sql`fence AS (
+      SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
+      WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation) IN (
+        SELECT routing_key, tenant, owner_type, owner_id, generation FROM input)
+      ORDER BY o.routing_key, o.tenant, o.owner_type, o.owner_id
+      FOR UPDATE
+    )`,
+  sql`fenced AS (
+      SELECT i.* FROM input i JOIN fence f ON f.routing_key = i.routing_key
+        AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
+        AND f.generation = i.generation
+    )`,
+]
+
+/**
+ * Creates the owner if new, at generation 1 when `activated` (a runner of this process takes the
+ * start in this statement, which cannot advance a row it inserts itself), else 0. Returns
+ * (`event_sequence`, `generation`) the owner it created; nothing when the owner existed.
+ */
+export const createOwnerPart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  activated: boolean,
+): StatementPart =>
+  part(
+    "owner_created",
+    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms,
+        generation)
+      VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
+        ${nowMs(clock)}, ${activated ? 1 : 0})
+      ON CONFLICT DO NOTHING
+      RETURNING event_sequence, generation`,
+  )
+
+/**
+ * The owner's current event sequence, from the part that created it (`created`) or from its row.
+ * A sibling part's insert is invisible to this statement's reads: the sequence comes from either.
+ * Neither has a row when a concurrent start created the owner after this statement's snapshot;
+ * that owner is brand new, so its log starts at 0 for this execution too.
+ */
+export const ownerSequencePart = (owner: OwnerPlacement, created: string): StatementPart =>
+  part(
+    "owner_sequence",
+    () => sql`SELECT event_sequence FROM ${sql.id(created)}
+      UNION ALL SELECT event_sequence FROM akter.owners WHERE ${matchesOwner(owner)}`,
+  )
+
+/**
+ * Reserves the owner's next event sequence, creating the owner if new, when `when` holds. The
+ * update locks the owner row: every suspending execution of the owner is ordered against the
+ * emit, and the emit's later statements see every wait registered before. Returns
+ * `event_sequence`.
+ */
+export const reserveSequencePart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  when: RawBuilder<boolean>,
+): StatementPart =>
+  part(
+    "sequence",
+    () => sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, event_sequence,
+        created_at_ms)
+      SELECT ${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId}, 1,
+        ${nowMs(clock)}
+      WHERE ${when}
+      ON CONFLICT (routing_key, tenant, owner_type, owner_id)
+        DO UPDATE SET event_sequence = akter.owners.event_sequence + 1
+      RETURNING event_sequence`,
+  )
+
 /** A fenced statement's outcome: its result, and the generation its fence reported (none: stale). */
 export interface FencedOutcome<A> {
   readonly result: A
@@ -76,8 +164,6 @@ export type FoldedStartOutcome<A> =
   | { readonly kind: "attached" }
   /** The start committed, but the owner's generation had moved: nothing else was written. */
   | { readonly kind: "stale" }
-
-const existsIn = (name: string) => sql`EXISTS (SELECT 1 FROM ${sql.id(name)})`
 
 /**
  * The fence of a folded start under a held generation: the checking fence, found only if the start

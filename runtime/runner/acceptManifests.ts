@@ -10,10 +10,8 @@ import { sql } from "kysely"
 import type { AkterInternals } from "../akter.js"
 import { IncompatibleDeployment } from "../errors.js"
 import type { CanonicalOwner } from "../model/canonicalManifest.js"
-import { canonicalJson } from "../model/canonicalJson.js"
 import type { WorkflowRegistration } from "../model/registration.js"
-import { nowMs } from "../storage/clock.js"
-import type { Tx } from "../storage/database.js"
+import { recordAcceptedManifest } from "../storage/manifestStore.js"
 import {
   nothingChanged,
   readLatestAccepted,
@@ -22,31 +20,9 @@ import {
   servedOwners,
   startupProblems,
   workflowKey,
-  type LatestAccepted,
 } from "./startupCheck.js"
 
 const ACCEPTANCE_LOCK = 4_242_002
-
-/**
- * Records a workflow's manifest as accepted at `GREATEST(now, latest + 1)`: the accepted times of a
- * workflow only grow, so the deployment accepted last is the newest, even across clock skew.
- */
-const recordAccepted = async (
-  tx: Tx,
-  internals: AkterInternals,
-  workflow: WorkflowRegistration,
-  latest: LatestAccepted | undefined,
-): Promise<number> => {
-  const { rows } = await sql<{ accepted_at_ms: number }>`
-    INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
-    VALUES (${workflow.owner}, ${workflow.name}, ${workflow.hashes.compatibility},
-      ${canonicalJson(workflow.canonical)}::jsonb,
-      GREATEST(${nowMs(internals.clock)}, ${(latest?.acceptedAtMs ?? 0) + 1}::bigint))
-    ON CONFLICT (owner_type, workflow, manifest_hash)
-      DO UPDATE SET accepted_at_ms = EXCLUDED.accepted_at_ms
-    RETURNING accepted_at_ms`.execute(tx)
-  return rows[0]!.accepted_at_ms
-}
 
 /**
  * Checks the runner's manifests against the open executions of its owner types and records them as
@@ -97,7 +73,12 @@ export const acceptManifests = async (
           previous.acceptedAtMs > 0 &&
           previous.hash === workflow.hashes.compatibility
           ? previous.acceptedAtMs
-          : await recordAccepted(tx, internals, workflow, previous),
+          : await recordAcceptedManifest(
+              tx,
+              internals.clock,
+              workflow,
+              previous?.acceptedAtMs ?? 0,
+            ),
       )
     }
     internals.log.info("manifests accepted", { workflows: [...accepted.keys()] })

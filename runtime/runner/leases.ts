@@ -7,6 +7,7 @@
  */
 import { faultPoint } from "../faults.js"
 import type { Logger } from "../log.js"
+import type { DatabaseHealth } from "./databaseHealth.js"
 import { BUCKET_COUNT } from "../owners/routing.js"
 import type { DatabaseClock } from "../storage/clock.js"
 import type { Db } from "../storage/database.js"
@@ -31,6 +32,9 @@ export interface LeaseChange {
   readonly lost: readonly number[]
 }
 
+/** A heartbeat unanswered for this long (or the heartbeat interval, if longer) means an outage. */
+const SILENCE_MS = 5000
+
 /** Buckets handed back per heartbeat when holding more than the even share, to avoid churn. */
 const RELEASE_PER_BEAT = 16
 
@@ -41,6 +45,8 @@ export class LeaseKeeper {
   private timer: ReturnType<typeof setTimeout> | undefined
   private stopped = false
   private beating: Promise<void> = Promise.resolve()
+  /** Live runners in the database, as the last heartbeat counted them. */
+  runnersAlive = 0
 
   constructor(
     private readonly db: Db,
@@ -50,6 +56,8 @@ export class LeaseKeeper {
     private readonly log: Logger,
     /** Called after each change, before released buckets are given back. */
     private readonly onChange: (change: LeaseChange) => Promise<void>,
+    /** Told whether each heartbeat reached the database: the runner's outage detector. */
+    private readonly health?: DatabaseHealth,
   ) {}
 
   get buckets(): number[] {
@@ -87,9 +95,23 @@ export class LeaseKeeper {
   private schedule() {
     if (this.stopped) return
     this.timer = setTimeout(() => {
+      // A heartbeat that hangs (a paused server) is an outage too; the lease still lapses by the
+      // local clock meanwhile, so the runner stops writing in time.
+      const patienceMs = Math.max(SILENCE_MS, this.options.heartbeatMs)
+      const silence = setTimeout(() => this.health?.silent(patienceMs), patienceMs)
       this.beating = this.beat()
-        .catch((error) => this.log.warn("lease heartbeat failed", { error: String(error) }))
-        .finally(() => this.schedule())
+        .then(
+          () => this.health?.answered(),
+          (error) => {
+            if (this.health?.failed(error) !== true) {
+              this.log.warn("lease heartbeat failed", { error: String(error) })
+            }
+          },
+        )
+        .finally(() => {
+          clearTimeout(silence)
+          this.schedule()
+        })
     }, this.options.heartbeatMs)
   }
 
@@ -99,6 +121,7 @@ export class LeaseKeeper {
     const started = Date.now()
     faultPoint("lease.before")
     const { alive } = await heartbeat(this.db, this.clock, this.runnerId, leaseMs, "{}")
+    this.runnersAlive = alive
     const renewed = new Set(await renewLeases(this.db, this.clock, this.runnerId, leaseMs))
     const share = Math.ceil(BUCKET_COUNT / alive)
     const lost = this.buckets.filter((bucket) => !renewed.has(bucket))

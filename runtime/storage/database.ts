@@ -4,7 +4,8 @@
  * below 2^53. The routing key is the exception — it uses all 64 bits — so it is written as a decimal
  * string and never read back as a number (queries that need it select `routing_key::text`).
  */
-import type { ColumnType, Generated, Kysely, Transaction } from "kysely"
+import type { ColumnType, Generated, Kysely, Selectable, Transaction } from "kysely"
+import type { StepKind } from "../model/stepKinds/stepKinds.js"
 
 /** A decimal string of a signed 64-bit integer. */
 export type RoutingKey = string
@@ -35,6 +36,8 @@ export interface EventsTable {
 }
 
 export type ExecutionStatusColumn = "running" | "suspended" | "finished"
+/** How a finished execution ended, recorded with its result (migration 0006). */
+export type ExecutionOutcome = "succeeded" | "failed" | "interrupted" | "defect"
 
 export interface ExecutionsTable {
   routing_key: RoutingKeyColumn
@@ -54,11 +57,14 @@ export interface ExecutionsTable {
   result: Buffer | null
   started_at_ms: number
   finished_at_ms: number | null
+  /** Set with the result; null while open, and for results recorded before migration 0006. */
+  outcome: Generated<ExecutionOutcome | null>
   /** A caller outside the runner's process awaits the result: the finish notifies. */
   awaited: Generated<boolean>
 }
 
-export type StepKindColumn = "activity" | "sleep" | "wait" | "race" | "start" | "version"
+/** A step row's kind: a step kind, or `version` for a version marker's row. */
+export type StepKindColumn = StepKind | "version"
 
 export interface StepsTable {
   routing_key: RoutingKeyColumn
@@ -146,6 +152,13 @@ export interface Database {
   "akter.leases": LeasesTable
   "akter.migrations": MigrationsTable
 }
+
+/**
+ * A row of a table as a query reads it — the one row type of each table, derived from its
+ * interface above, so a new column is declared once. Modules that read only some columns `Pick`
+ * them from it.
+ */
+export type Row<T extends keyof Database> = Readonly<Selectable<Database[T]>>
 
 export type Db = Kysely<Database>
 export type Tx = Transaction<Database>

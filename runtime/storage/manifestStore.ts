@@ -6,6 +6,8 @@ import { sql, type RawBuilder } from "kysely"
 import type { CanonicalWorkflow } from "../model/canonicalManifest.js"
 import { canonicalJson } from "../model/canonicalJson.js"
 import type { Queryable } from "./database.js"
+import type { WorkflowRegistration } from "../model/registration.js"
+import { nowMs, type DatabaseClock } from "./clock.js"
 import { part, type StatementPart } from "./statementParts.js"
 
 /** A workflow's manifest as stored: printed once per manifest, not on every start. */
@@ -38,6 +40,29 @@ export const recordStartManifestPart = (
       ON CONFLICT DO NOTHING
       RETURNING manifest_hash`,
   )
+
+/**
+ * Records a runner's manifest of a workflow as accepted at `GREATEST(now, latest + 1)`, `latest`
+ * being the workflow's latest accepted time the runner read under its acceptance lock: the
+ * accepted times of a workflow only grow, so the deployment accepted last is the newest, even
+ * across clock skew. Returns the accepted time recorded.
+ */
+export const recordAcceptedManifest = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  workflow: WorkflowRegistration,
+  latestAcceptedAtMs: number,
+): Promise<number> => {
+  const { rows } = await sql<{ accepted_at_ms: number }>`
+    INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
+    VALUES (${workflow.owner}, ${workflow.name}, ${workflow.hashes.compatibility},
+      ${canonicalJson(workflow.canonical)}::jsonb,
+      GREATEST(${nowMs(clock)}, ${latestAcceptedAtMs + 1}::bigint))
+    ON CONFLICT (owner_type, workflow, manifest_hash)
+      DO UPDATE SET accepted_at_ms = EXCLUDED.accepted_at_ms
+    RETURNING accepted_at_ms`.execute(db)
+  return rows[0]!.accepted_at_ms
+}
 
 export interface StoredManifest {
   readonly manifest: CanonicalWorkflow

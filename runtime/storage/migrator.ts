@@ -6,11 +6,9 @@
  */
 import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { sql } from "kysely"
+import { MIGRATIONS_DIR } from "../packageFiles.js"
 import type { Db } from "./database.js"
-
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations/", import.meta.url))
 
 /** An arbitrary constant: the advisory lock key all akter migrators agree on. */
 const MIGRATION_LOCK = 4_242_001

@@ -371,3 +371,61 @@ export const servePglite = async (
     },
   }
 }
+
+export interface ServedDataDirectory extends PgliteServer {
+  readonly dataDir: string
+}
+
+/**
+ * Opens the PGlite database in `dataDir` (created if new), locks the directory for this process
+ * (recording the URL, so a process that tries to open the directory is told where to connect), and
+ * serves it on 127.0.0.1 at `port` (default: an ephemeral one). `close()` stops serving, closes the
+ * database and gives the directory up. What `akter dev` runs; a tool serving the same database
+ * (a studio, say) calls it the same way.
+ *
+ * @example
+ * const served = await serveDataDirectory({ dataDir: ".akter/pglite", port: 54329 })
+ * const akter = await createAkter({ databaseUrl: served.url })
+ */
+export const serveDataDirectory = async (options: {
+  readonly dataDir: string
+  readonly port?: number
+}): Promise<ServedDataDirectory> => {
+  const [{ PGlite }, { mkdirSync }, { lockPgliteDirectory }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("node:fs"),
+    import("./pgliteLock.js"),
+  ])
+  mkdirSync(options.dataDir, { recursive: true })
+  const lock = lockPgliteDirectory(options.dataDir)
+  let pglite: PGlite | undefined
+  try {
+    pglite = await PGlite.create(options.dataDir)
+    const server = await servePglite(
+      pglite,
+      options.port === undefined ? {} : { port: options.port },
+    )
+    lock.setUrl(server.url)
+    const opened = pglite
+    return {
+      dataDir: options.dataDir,
+      url: server.url,
+      port: server.port,
+      get connections() {
+        return server.connections
+      },
+      close: async () => {
+        try {
+          await server.close()
+          await opened.close()
+        } finally {
+          lock.release()
+        }
+      },
+    }
+  } catch (error) {
+    await pglite?.close().catch(() => {})
+    lock.release()
+    throw error
+  }
+}

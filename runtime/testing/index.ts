@@ -10,14 +10,15 @@
  * await runUntilIdle(akter, runner)
  */
 import { sql } from "kysely"
-import { Duration } from "effect"
+import * as Duration from "effect/Duration"
 import { createAkter, internalsOf, type Akter, type AkterOptions } from "../akter.js"
 import { makeLogger } from "../log.js"
 import { estimatedNow, nowMs } from "../storage/clock.js"
 import type { Runner } from "../runner/runner.js"
-import { showExecution, type ExecutionDetail } from "../inspect/executionQueries.js"
 
 export { recordingTracer, type RecordedSpan, type RecordingTracer } from "./recordingTracer.js"
+/** Also exported by `akter`: what a test asserts on, as `akter inspect --format json` prints it. */
+export { inspectExecution } from "../inspect/executionListing.js"
 
 export interface TestAkter extends Akter {
   /** Moves the clock every statement of this handle reads forward; runners are woken to look. */
@@ -32,9 +33,11 @@ export interface TestAkter extends Akter {
  */
 export const testAkter = async (options: AkterOptions = {}): Promise<TestAkter> => {
   const akter = await createAkter({
-    dataDir: "memory",
-    logger: makeLogger({ level: (process.env["AKTER_LOG"] as "info" | undefined) ?? "warn" }),
     ...options,
+    dataDir: options.dataDir ?? "memory",
+    logger:
+      options.logger ??
+      makeLogger({ level: (process.env["AKTER_LOG"] as "info" | undefined) ?? "warn" }),
   })
   const internals = internalsOf(akter)
   return Object.assign(akter, {
@@ -53,7 +56,7 @@ export const testAkter = async (options: AkterOptions = {}): Promise<TestAkter> 
 export const runUntilIdle = async (
   akter: Akter,
   runner: Runner,
-  options: { readonly timeoutMs?: number } = {},
+  options: { readonly timeoutMs?: number | undefined } = {},
 ): Promise<void> => {
   const internals = internalsOf(akter)
   const deadline = Date.now() + (options.timeoutMs ?? 10_000)
@@ -71,17 +74,3 @@ export const runUntilIdle = async (
     quiet = runner.live === 0 && rows[0]?.due !== true ? quiet + 1 : 0
   }
 }
-
-/**
- * Everything recorded about one execution, decoded — its status, markers, every step with its
- * attempt and exit, the pending timer — as `akter inspect EXECUTION_ID --format json` prints it;
- * undefined when no such execution exists.
- *
- * @example
- * const detail = await inspectExecution(akter, run.executionId)
- * expect(detail?.steps.map((step) => [step.step, step.attempt, step.settled])).toEqual([["reserve", 1, true]])
- */
-export const inspectExecution = (
-  akter: Akter,
-  executionId: string,
-): Promise<ExecutionDetail | undefined> => showExecution(internalsOf(akter).storage.db, executionId)

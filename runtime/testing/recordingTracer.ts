@@ -3,7 +3,10 @@
  * ended. Pass it to `createAkter({ tracer })` (or `testAkter({ tracer })`).
  */
 import { randomBytes } from "node:crypto"
-import { Cause, Exit, Option, Tracer } from "effect"
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
 import type { Context } from "effect"
 
 export interface RecordedSpan {

@@ -6,7 +6,7 @@
  */
 import { createServer, type Server, type Socket } from "node:net"
 import { afterEach, describe, expect, it, vi } from "vitest"
-import { appendReleases, EMPTY_LOCK, renderLockFile } from "../../codegen/compatibility/lockFile.js"
+import { appendReleases, EMPTY_LOCK, renderLockFile } from "../../cli/compatibility/lockFile.js"
 import { loadManifestSources } from "../../codegen/manifest/loadManifests.js"
 import { canonicalOwner, ownerHash } from "../../runtime/model/canonicalManifest.js"
 import { shopYaml } from "../startup/shopVersions.js"

@@ -185,7 +185,7 @@ describe("every command", () => {
     const project = exampleProject({ manifest: "manifests" })
     const result = runAkter(project.root, ["validate"])
     expect(result.code).toBe(2)
-    expect(result.stderr).toContain('unknown setting "akter.manifest" (known: manifests, out)')
+    expect(result.stderr).toContain('unknown setting "akter.manifest" (known: manifests, out, app)')
   })
 
   it("exits 2 when the manifest folder does not exist", () => {

@@ -10,13 +10,19 @@ afterEach(() => {
   for (const project of projects.splice(0)) project.remove()
 })
 
-/** The repository's compiler options, as a user who copied our strictness would set them. */
+/**
+ * The repository's compiler options, as a user who copied our strictness would set them. The
+ * project's `akter` links to this checkout, which has no dist/ until `npm run build`, so types come
+ * from the sources through the `akter-source` condition; the packed package's own declarations are
+ * tested in test/package/.
+ */
 const TSCONFIG = {
   compilerOptions: {
     target: "es2023",
     lib: ["es2023"],
     module: "nodenext",
     moduleResolution: "nodenext",
+    customConditions: ["akter-source"],
     types: ["node"],
     strict: true,
     noUncheckedIndexedAccess: true,

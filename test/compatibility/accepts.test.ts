@@ -4,9 +4,11 @@ import {
   accepts,
   acceptsDeclared,
   acceptsErrors,
+  describeType,
+  refusalUnder,
   renderTypePath,
 } from "../../runtime/compatibility/accepts.js"
-import type { TypeNode } from "../../runtime/model/typeModel.js"
+import type { FieldNode, TypeNode } from "../../runtime/model/typeModel.js"
 import { arr, en, obj, oneOf, rec, t } from "./canonicalBuilders.js"
 
 const samples = {
@@ -247,7 +249,82 @@ describe("acceptsDeclared: absent types", () => {
   })
 })
 
+describe("naming types and places", () => {
+  it("names a type briefly: scalars, enums with their values, arrays of scalars by item, others by kind", () => {
+    expect(
+      [
+        t.integer,
+        t.json,
+        en("a", "b"),
+        arr(t.string),
+        arr(arr(t.string)),
+        arr(obj({ a: t.string })),
+        arr(rec(t.string)),
+        arr(oneOf(t.string, t.integer)),
+        arr(en("a")),
+        obj({}),
+        { kind: "ref", name: "Money" } as TypeNode,
+      ].map(describeType),
+    ).toEqual([
+      "integer",
+      "json (any value)",
+      "enum [a, b]",
+      "string[]",
+      "array",
+      "array",
+      "array",
+      "array",
+      "array",
+      "object",
+      "Money",
+    ])
+  })
+
+  it("renders variants nested under fields and under variants", () => {
+    expect(renderTypePath([{ kind: "variant", index: 0 }])).toBe("oneOf[0]")
+    expect(
+      renderTypePath([
+        { kind: "field", name: "a" },
+        { kind: "variant", index: 1 },
+        { kind: "variant", index: 2 },
+      ]),
+    ).toBe("a.oneOf[1].oneOf[2]")
+  })
+
+  it("places a refusal under a field one level up", () => {
+    const inner = accepts(obj({ amount: t.integer }), obj({ amount: t.number }))!
+    expect(refusalUnder("total", inner)).toEqual({
+      path: "total.amount",
+      reason: "recorded as number, read as integer",
+      segments: [
+        { kind: "field", name: "total" },
+        { kind: "field", name: "amount" },
+      ],
+    })
+  })
+
+  it("refuses to compare types whose references are not resolved, on either side", () => {
+    const ref = { kind: "ref", name: "Money" } as TypeNode
+    expect(() => accepts(ref, t.string)).toThrow("compare canonical types")
+    expect(() => accepts(t.string, ref)).toThrow("compare canonical types")
+  })
+
+  it("compares declared types as accepts does when both are present", () => {
+    expect(acceptsDeclared(t.integer, t.string)).toEqual(accepts(t.integer, t.string))
+    expect(acceptsDeclared(t.integer, t.string)?.reason).toBe("recorded as string, read as integer")
+  })
+})
+
 describe("acceptsErrors", () => {
+  it("looks at every recorded error, not only the first", () => {
+    expect(
+      acceptsErrors(
+        { A: obj({ x: t.string }), B: obj({ y: t.integer }) },
+        { A: obj({ x: t.string }), B: obj({ y: t.string }) },
+      )?.path,
+    ).toBe("B.y")
+  })
+
   const before = { OutOfStock: obj({ sku: t.string }) }
 
   it("accepts an added error and refuses a removed one", () => {
@@ -390,7 +467,93 @@ const valueOf = (type: TypeNode): fc.Arbitrary<unknown> => {
   }
 }
 
+/**
+ * A type one edit away from `type`, at any depth: a field added (required or optional), removed,
+ * made optional or required, or its type edited; items, values or a variant edited; an enum value
+ * added or removed; a scalar replaced. Independent random pairs seldom differ in one place, where
+ * an acceptance is most often wrong; these always do.
+ */
+const editOf = (type: TypeNode): fc.Arbitrary<TypeNode> => {
+  switch (type.kind) {
+    case "object": {
+      const fields = type.fields
+      const names = Object.keys(fields)
+      const free = FIELD_NAMES.filter((name) => fields[name] === undefined)
+      const withField = (name: string, field: FieldNode | undefined): TypeNode => {
+        const next = { ...fields }
+        if (field === undefined) delete next[name]
+        else next[name] = field
+        return { kind: "object", fields: next }
+      }
+      const edits: fc.Arbitrary<TypeNode>[] = []
+      if (free.length > 0) {
+        edits.push(
+          fc
+            .tuple(fc.constantFrom(...free), typeArbitrary, fc.boolean())
+            .map(([name, added, optional]) => withField(name, { type: added, optional })),
+        )
+      }
+      if (names.length > 0) {
+        const name = fc.constantFrom(...names)
+        edits.push(
+          name.map((n) => withField(n, { ...fields[n]!, optional: !fields[n]!.optional })),
+          name.map((n) => withField(n, undefined)),
+          name.chain((n) =>
+            editOf(fields[n]!.type).map((edited) => withField(n, { ...fields[n]!, type: edited })),
+          ),
+        )
+      }
+      return fc.oneof(...edits)
+    }
+    case "array":
+      return editOf(type.items).map((items) => arr(items))
+    case "record":
+      return editOf(type.values).map((values) => rec(values))
+    case "oneOf":
+      return fc
+        .nat({ max: type.variants.length - 1 })
+        .chain((index) =>
+          editOf(type.variants[index]!).map((edited) =>
+            oneOf(...type.variants.map((variant, at) => (at === index ? edited : variant))),
+          ),
+        )
+    case "enum": {
+      const absent = ENUM_VALUES.filter((value) => !type.values.includes(value))
+      const edits: fc.Arbitrary<TypeNode>[] = []
+      if (absent.length > 0)
+        edits.push(fc.constantFrom(...absent).map((v) => en(...type.values, v)))
+      if (type.values.length > 1) {
+        edits.push(
+          fc.constantFrom(...type.values).map((v) => en(...type.values.filter((w) => w !== v))),
+        )
+      }
+      return edits.length === 0 ? typeArbitrary : fc.oneof(...edits)
+    }
+    default:
+      return typeArbitrary
+  }
+}
+
 describe("accepts is sound", () => {
+  it("every value of an accepted type decodes under the accepting type, for types one edit apart either way", () => {
+    fc.assert(
+      fc.property(
+        typeArbitrary.chain((type) => fc.tuple(fc.constant(type), editOf(type))),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 2 ** 31 - 1 }),
+        ([type, edited], forward, seed) => {
+          const [previous, next] = forward ? [type, edited] : [edited, type]
+          if (accepts(next, previous) !== null) return
+          for (const value of fc.sample(valueOf(previous), { numRuns: 20, seed })) {
+            expect(decodes(previous, value)).toBe(true)
+            expect(decodes(next, value), JSON.stringify({ previous, next, value })).toBe(true)
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+
   it("every value of an accepted type decodes under the accepting type", () => {
     fc.assert(
       fc.property(

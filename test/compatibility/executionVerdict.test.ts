@@ -145,6 +145,41 @@ describe("executionVerdict", () => {
     )
   })
 
+  it("refuses a recorded marker value above the runner's current, locating the current", () => {
+    const runner = runnerWith({ versions: { fraudCheck: { min: 0, current: 0 } } })
+    const verdict = executionVerdict(runner, record())
+    expect(rules(verdict)).toEqual([["marker-out-of-range", "fraudCheck"]])
+    expect(verdict.problems[0]!.message).toBe(
+      'marker "fraudCheck" of Order.fulfill is 0..0 in this runner, but executions started under the start manifest recorded 1',
+    )
+  })
+
+  it("adopts nothing when it refuses, though an unsettled step's result type changed too", () => {
+    const runner = runnerWith({
+      versions: {},
+      steps: { ...v1.steps, screen: activity(obj({ score: t.string })) },
+    })
+    const verdict = executionVerdict(runner, record({ steps: [pending("screen")] }))
+    expect(rules(verdict)).toEqual([["marker-removed", "fraudCheck"]])
+    expect(verdict.adopt).toBe(false)
+    const adopting = executionVerdict(
+      runnerWith({ steps: { ...v1.steps, screen: activity(obj({ score: t.string })) } }),
+      record({ steps: [pending("screen")] }),
+    )
+    expect(adopting).toEqual({ problems: [], adopt: true })
+  })
+
+  it("replays recorded marker values at either end of the runner's range", () => {
+    for (const range of [
+      { min: 1, current: 3 },
+      { min: 0, current: 1 },
+      { min: 1, current: 1 },
+    ]) {
+      const runner = runnerWith({ versions: { fraudCheck: range } })
+      expect(executionVerdict(runner, record()).problems, JSON.stringify(range)).toEqual([])
+    }
+  })
+
   it("replays an execution whose marker value is within a widened range", () => {
     const runner = runnerWith({ versions: { fraudCheck: { min: 1, current: 2 } } })
     expect(executionVerdict(runner, record()).problems).toEqual([])

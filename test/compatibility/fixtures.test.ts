@@ -1,7 +1,8 @@
 /**
  * Every rule a manifest change can trigger, on a real before/after pair of manifests loaded by the
- * manifest loader: the test asserts the exact findings (rule, severity, file:line:column in the
- * after manifest) and a fragment of the rule's message. Positions were read off the fixture files.
+ * manifest loader: the test asserts the fixture's own finding (rule, severity, file:line:column in
+ * the after manifest), a fragment of its message, and no other finding than those the edit implies,
+ * each listed with why. Positions were read off the fixture files.
  * (`start-manifest-missing` needs a database and is covered by the verdict and open-execution tests.)
  */
 import { readFile } from "node:fs/promises"
@@ -16,116 +17,167 @@ const FIXTURES = "test/fixtures/compatibility"
 
 interface Expected {
   readonly rollback?: boolean
-  /** `rule severity line:column`, in report order. */
-  readonly findings: readonly string[]
+  /** The fixture's own finding, `rule severity line:column`. */
+  readonly finding: string
+  /**
+   * The other findings its edit cannot help causing, each with why: an edit made to trigger one
+   * rule may need a second change (a removed event takes its wait step with it) or be seen from
+   * the other side too (a rollback check also runs the forward one).
+   */
+  readonly implied?: readonly { readonly finding: string; readonly because: string }[]
   /** A fragment of the message of the finding of the fixture's own rule. */
   readonly message: string
 }
 
 const cases: Record<Exclude<RuleId, "start-manifest-missing">, Expected> = {
   "workflow-removed": {
-    findings: ["workflow-removed error 12:1"],
+    finding: "workflow-removed error 12:1",
     message: "workflow Order.refund is not declared by this manifest",
   },
   "step-removed": {
-    findings: ["step-removed error 20:5"],
+    finding: "step-removed error 20:5",
     message: 'step "screen" of Order.fulfill is not declared by this manifest',
   },
   "step-kind-changed": {
-    findings: ["step-kind-changed error 28:18"],
+    finding: "step-kind-changed error 28:18",
     message:
       'step "coolOff" of Order.fulfill is an activity step in this manifest but a sleep step',
   },
   "step-result-incompatible": {
-    findings: ["step-result-incompatible error 27:19"],
+    finding: "step-result-incompatible error 27:19",
     message: "output.score: recorded as number, read as integer",
   },
   "step-result-changed": {
-    findings: ["step-result-changed info 27:9"],
+    finding: "step-result-changed info 27:9",
     message: 'the result type of step "screen" of Order.fulfill changed compatibly',
   },
   "input-incompatible": {
-    findings: ["input-incompatible error 14:14"],
+    finding: "input-incompatible error 14:14",
     message: "input.orderId: recorded as string, read as integer",
   },
   "output-incompatible": {
-    findings: ["output-incompatible error 15:35"],
+    finding: "output-incompatible error 15:35",
     message: "output.carrier: required, but recorded values lack it",
   },
   "marker-removed": {
-    findings: ["marker-removed error 13:3"],
+    finding: "marker-removed error 13:3",
     message: 'marker "fraudCheck" of Order.fulfill is not declared by this manifest',
   },
   "marker-out-of-range": {
-    findings: ["marker-out-of-range error 19:29"],
+    finding: "marker-out-of-range error 19:29",
     message:
       "is 0..1 in this manifest, but executions started under the previous manifest recorded values 1..2",
   },
   "marker-min-raised": {
-    findings: ["marker-min-raised error 20:18"],
+    finding: "marker-min-raised error 20:18",
     message: 'marker "express" of Order.fulfill has min 1 in this manifest',
   },
   "event-removed": {
-    findings: ["event-removed error 8:1", "step-removed error 19:5"],
+    finding: "event-removed error 8:1",
+    implied: [
+      {
+        finding: "step-removed error 19:5",
+        because: "the wait for the removed event must go too, or the manifest would not load",
+      },
+    ],
     message: 'event "PaymentConfirmed" of Order is not declared by this manifest',
   },
   "event-payload-incompatible": {
-    findings: ["event-payload-incompatible error 9:23", "step-result-incompatible error 9:23"],
+    finding: "event-payload-incompatible error 9:23",
+    implied: [
+      {
+        finding: "step-result-incompatible error 9:23",
+        because: "a wait for the event records its payload as its result",
+      },
+    ],
     message: "paymentId: recorded as string, read as integer",
   },
   "rollback-workflow-added": {
     rollback: true,
-    findings: ["rollback-workflow-added info 33:3"],
+    finding: "rollback-workflow-added info 33:3",
     message: "workflow Order.refund is not declared by the previous manifest",
   },
   "rollback-step-added": {
     rollback: true,
-    findings: ["rollback-step-added info 28:7"],
+    finding: "rollback-step-added info 28:7",
     message: 'step "audit" of Order.fulfill is not declared by the previous manifest',
   },
   "rollback-step-kind-changed": {
     rollback: true,
-    findings: ["rollback-step-kind-changed error 28:18", "step-kind-changed error 28:18"],
+    finding: "rollback-step-kind-changed error 28:18",
+    implied: [
+      {
+        finding: "step-kind-changed error 28:18",
+        because: "a changed kind breaks a replay either way: the forward check refuses it too",
+      },
+    ],
     message: "is a sleep step in the previous manifest but an activity step in this manifest",
   },
   "rollback-step-result-incompatible": {
     rollback: true,
-    findings: ["rollback-step-result-incompatible error 27:19", "step-result-changed info 27:9"],
+    finding: "rollback-step-result-incompatible error 27:19",
+    implied: [
+      {
+        finding: "step-result-changed info 27:9",
+        because:
+          "forward, the field made optional still reads the old results: a compatible change",
+      },
+    ],
     message: "output.score: required, but optional in the recorded type",
   },
   "rollback-step-result-changed": {
     rollback: true,
-    findings: ["rollback-step-result-changed info 27:9", "step-result-changed info 27:9"],
+    finding: "rollback-step-result-changed info 27:9",
+    implied: [
+      {
+        finding: "step-result-changed info 27:9",
+        because: "an added optional field is a compatible change seen from either side",
+      },
+    ],
     message: "results recorded under this manifest still decode under the previous manifest",
   },
   "rollback-input-incompatible": {
     rollback: true,
-    findings: ["rollback-input-incompatible error 14:5"],
+    finding: "rollback-input-incompatible error 14:5",
     message: "input.total: required, but recorded values lack it",
   },
   "rollback-marker-added": {
     rollback: true,
-    findings: ["rollback-marker-added info 20:7"],
+    finding: "rollback-marker-added info 20:7",
     message: 'marker "express" of Order.fulfill is not declared by the previous manifest',
   },
   "rollback-marker-out-of-range": {
     rollback: true,
-    findings: ["rollback-marker-out-of-range error 19:29"],
+    finding: "rollback-marker-out-of-range error 19:29",
     message:
       "is 0..1 in the previous manifest, but executions started under this manifest recorded 2",
   },
   "rollback-marker-min-raised": {
     rollback: true,
-    findings: ["marker-removed error 13:3", "rollback-marker-min-raised error 13:3"],
+    finding: "rollback-marker-min-raised error 13:3",
+    implied: [
+      {
+        finding: "marker-removed error 13:3",
+        because:
+          "the marker the previous manifest declared with min 1 is gone from this one: forward, its recorded values have no range",
+      },
+    ],
     message:
       "has min 1 in the previous manifest, but executions started under this manifest without it read 0",
   },
   "rollback-event-payload-incompatible": {
     rollback: true,
-    findings: [
-      "rollback-event-payload-incompatible error 9:23",
-      "rollback-step-result-incompatible error 9:23",
-      "step-result-changed info 29:7",
+    finding: "rollback-event-payload-incompatible error 9:23",
+    implied: [
+      {
+        finding: "rollback-step-result-incompatible error 9:23",
+        because:
+          "the wait for the event records its payload: the old manifest cannot read it either",
+      },
+      {
+        finding: "step-result-changed info 29:7",
+        because: "forward, the wait's result type widened compatibly (a field made optional)",
+      },
     ],
     message: "paymentId: required, but optional in the recorded type",
   },
@@ -158,9 +210,14 @@ describe("compatibility fixtures", () => {
         },
       },
     )
-    expect(
-      findings.map((f) => `${f.rule} ${f.severity} ${f.location?.line}:${f.location?.column}`),
-    ).toEqual(expected.findings)
+    const shown = findings.map(
+      (f) => `${f.rule} ${f.severity} ${f.location?.line}:${f.location?.column}`,
+    )
+    // The own finding, and exactly the implied ones: nothing incidental, in any order.
+    expect([...shown].sort()).toEqual(
+      [expected.finding, ...(expected.implied ?? []).map((i) => i.finding)].sort(),
+    )
+    expect(shown.filter((f) => f.startsWith(`${rule} `))).toEqual([expected.finding])
     expect(findings.every((f) => f.location?.file === `${FIXTURES}/${rule}/after.yaml`)).toBe(true)
     const own = findings.find((f) => f.rule === rule)
     expect(own?.message).toContain(expected.message)

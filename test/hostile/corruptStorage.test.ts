@@ -17,7 +17,7 @@ import {
 import { internalsOf } from "../../runtime/akter.js"
 import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { showExecution } from "../../runtime/inspect/executionQueries.js"
-import { renderExecutionDetail } from "../../runtime/inspect/renderInspection.js"
+import { renderExecutionDetail } from "../../cli/renderInspection.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"

@@ -5,8 +5,9 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { InvalidExecutionId } from "../../runtime/errors.js"
+import { InvalidExecutionId, InvalidExecutionKey } from "../../runtime/errors.js"
 import {
+  checkExecutionKey,
   decodeExecutionId,
   encodeExecutionId,
   EXECUTION_ID_PREFIX,
@@ -182,6 +183,41 @@ describe("execution ids", () => {
     expect(reasonFor({ ownerId: "é".repeat(129) })).toBe("owner id too long")
     expect(reasonFor({ key: "k".repeat(257) })).toBe("key out of bounds")
     expect(reasonFor({ key: "k".repeat(256), ownerId: "é".repeat(128) })).toBe("accepted")
+  })
+
+  it("holds every bound exactly: an empty key, a tenant one byte over, an id one character over", () => {
+    const issued: ExecutionAddress = {
+      tenant: "acme",
+      ownerType: "Order",
+      ownerId: "o-1",
+      workflow: "fulfill",
+      key: "k",
+    }
+    const reasonOf = (id: string) => {
+      const decoded = decodeExecutionId(id)
+      return decoded instanceof InvalidExecutionId ? decoded.reason : "accepted"
+    }
+    expect(checkExecutionKey("")).toBeInstanceOf(InvalidExecutionKey)
+    expect(checkExecutionKey("k")).toBeUndefined()
+    expect(reasonOf(encodeExecutionId({ ...issued, tenant: "t".repeat(128) }))).toBe("accepted")
+    expect(reasonOf(encodeExecutionId({ ...issued, tenant: "t".repeat(129) }))).toBe(
+      "tenant too long",
+    )
+    // 1400 characters is within bounds (this one is no JSON); 1401 is not even decoded.
+    expect(reasonOf(EXECUTION_ID_PREFIX + "A".repeat(1400 - EXECUTION_ID_PREFIX.length))).toBe(
+      "does not decode to JSON",
+    )
+    expect(reasonOf(EXECUTION_ID_PREFIX + "A".repeat(1401 - EXECUTION_ID_PREFIX.length))).toBe(
+      "longer than 1400 characters",
+    )
+    const of = (parts: unknown) =>
+      EXECUTION_ID_PREFIX + Buffer.from(JSON.stringify(parts), "utf8").toString("base64url")
+    expect(reasonOf(of(["acme", ["x"], "o-1", "fulfill", "k"]))).toBe(
+      "does not hold five non-empty strings",
+    )
+    expect(reasonOf(of(["acme", "Order", "", "fulfill", "k"]))).toBe(
+      "does not hold five non-empty strings",
+    )
   })
 
   it("refuses non-strings and oversized strings without converting them", () => {

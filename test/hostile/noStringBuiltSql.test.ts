@@ -1,7 +1,7 @@
 /**
- * No SQL is built from strings: every statement in runtime/ and codegen/ is a kysely query or an
- * `sql` tagged template, whose substitutions become bind parameters. The scan parses each file with
- * the TypeScript compiler and flags raw-SQL escape hatches (`sql.raw`, `sql.lit`,
+ * No SQL is built from strings: every statement in runtime/, codegen/, cli/ and studio/ is a kysely
+ * query or an `sql` tagged template, whose substitutions become bind parameters. The scan parses each
+ * file with the TypeScript compiler and flags raw-SQL escape hatches (`sql.raw`, `sql.lit`,
  * `CompiledQuery.raw`), `query(…)` calls given anything but a constant, and untagged template
  * strings or concatenations that read as SQL. The legitimate uses are listed below with why.
  */
@@ -28,21 +28,36 @@ const ALLOWED: readonly { file: string; code: string; reason: string }[] = [
   },
   {
     file: "runtime/storage/openStorage.ts",
-    code: "query(...forwarded)",
+    code: "query({ name: nameOf(shape), text: shape, values })",
     reason:
-      "the driver's own parameterized call, as a named prepared statement: its text with part names renumbered, its values still bind parameters",
+      "the driver's own parameterized call, as a named prepared statement: its text is kysely's, its values still bind parameters",
   },
   {
     file: "runtime/storage/openStorage.ts",
     code: "query(...args)",
     reason:
-      "the statement counter forwards the driver's own (already parameterized) calls unchanged",
+      "the statement counter and the unprepared path forward the driver's own (already parameterized) calls unchanged",
   },
   {
-    file: "runtime/storage/openStorage.ts",
+    file: "runtime/storage/listenSession.ts",
     code: "client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)",
     reason:
       "LISTEN takes no bind parameters; the channel is one of akter's constants, quoted as an identifier",
+  },
+  {
+    file: "runtime/storage/listenSession.ts",
+    code: "this.client.query(`LISTEN ${pg.escapeIdentifier(channel)}`)",
+    reason: "the same LISTEN, for a channel subscribed while the session is connected",
+  },
+  {
+    file: "runtime/storage/listenSession.ts",
+    code: "this.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`)",
+    reason: "UNLISTEN takes no bind parameters either; the same quoted constant channel",
+  },
+  {
+    file: "runtime/storage/listenSession.ts",
+    code: "`a self-addressed NOTIFY did not arrive within ${PROBE_TIMEOUT_MS} ms (a connection pooler in transaction mode drops notifications)`",
+    reason: "a log message that names the statement, never sent to the database",
   },
 ]
 
@@ -111,8 +126,8 @@ const sourceFiles = (folder: string): string[] =>
     .sort()
 
 describe("no string-built SQL", () => {
-  it("finds none in runtime/ and codegen/ beyond the listed uses", () => {
-    const files = [...sourceFiles("runtime"), ...sourceFiles("codegen")]
+  it("finds none in runtime/, codegen/, cli/ and studio/ beyond the listed uses", () => {
+    const files = ["runtime", "codegen", "cli", "studio"].flatMap(sourceFiles)
     expect(files.length).toBeGreaterThan(50)
     const findings = files.flatMap((file) =>
       stringBuiltSql(file, readFileSync(join(REPO, file), "utf8")),
@@ -124,9 +139,8 @@ describe("no string-built SQL", () => {
     expect(unexpected).toEqual([])
     // Each allowance still matches real code: a stale entry would hide a future use.
     for (const allowed of ALLOWED) {
-      expect(
-        findings.filter((f) => f.file === allowed.file && f.code === allowed.code),
-      ).toHaveLength(1)
+      const uses = findings.filter((f) => f.file === allowed.file && f.code === allowed.code)
+      expect(uses.length, `${allowed.file}: ${allowed.code}`).toBeGreaterThan(0)
     }
   })
 

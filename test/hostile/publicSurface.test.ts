@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as entry from "../../runtime/index.js"
 import * as errors from "../../runtime/errors.js"
 import * as testing from "../../runtime/testing/index.js"
+import * as studio from "../../studio/index.js"
 import { decodeExecutionId, encodeExecutionId } from "../../runtime/model/executionId.js"
 import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { createTempProject } from "../codegen/tempProject.js"
@@ -44,12 +45,16 @@ describe("the public surface", () => {
       "AkterHandle",
       "AkterRunner",
       "StaleRegistration",
+      "countExecutions",
       "createAkter",
       "defineOwner",
       "implementWorkflow",
+      "inspectExecution",
+      "listExecutions",
       "makeEffectOwnerClient",
       "makeLogger",
       "makeOwnerClient",
+      "prometheusMetrics",
       "startRunner",
     ])
     expect(Object.keys(entry).filter((name) => INTERNAL.test(name))).toEqual([])
@@ -59,26 +64,33 @@ describe("the public surface", () => {
       "runUntilIdle",
       "testAkter",
     ])
+    // The studio's entry: the handler and the node:http glue, nothing of its queries or actions.
+    expect(Object.keys(studio).sort()).toEqual(["serveFetchHandler", "studioHandler"])
   })
 
-  it("the package exports only the akter and akter/testing entries", () => {
+  it("the package exports only the akter, akter/testing and akter/studio entries (and its package.json)", () => {
     const manifest = JSON.parse(
       readFileSync(new URL("../../package.json", import.meta.url), "utf8"),
     ) as { exports: Record<string, string> }
-    expect(Object.keys(manifest.exports)).toEqual([".", "./testing"])
+    expect(Object.keys(manifest.exports)).toEqual([".", "./testing", "./studio", "./package.json"])
     const project = createTempProject()
     try {
-      const resolve = (specifier: string) =>
+      const resolve = (specifier: string, conditions: readonly string[] = []) =>
         spawnSync(
           process.execPath,
           [
+            ...conditions.map((condition) => `--conditions=${condition}`),
             "--input-type=module",
             "-e",
             `console.log(import.meta.resolve(${JSON.stringify(specifier)}))`,
           ],
           { cwd: project.root, encoding: "utf8" },
         )
-      expect(resolve("akter").stdout).toContain("/runtime/index.ts")
+      // A user's Node resolves the compiled entries; this repository's tools ask for the sources.
+      expect(resolve("akter").stdout).toContain("/dist/runtime/index.js")
+      expect(resolve("akter/testing").stdout).toContain("/dist/runtime/testing/index.js")
+      expect(resolve("akter/studio").stdout).toContain("/dist/studio/index.js")
+      expect(resolve("akter", ["akter-source"]).stdout).toContain("/runtime/index.ts")
       for (const deep of [
         "akter/runtime/client/startExecution.ts",
         "akter/runtime/engine/pass.ts",

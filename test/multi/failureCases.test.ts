@@ -482,13 +482,30 @@ describePostgres("runner failures", () => {
     )
 
     scenarioTest(
-      "a wait timeout racing its event records exactly one exit, and an earlier event wins, 20 rounds",
+      "a wait timeout racing its event records exactly one exit, and an earlier event wins: each order forced, then 20 racing rounds",
       async (scenario) => {
         const { client } = await oneRunner(scenario)
         const skew = (await databaseNow(scenario.db)) - Date.now()
-        const rounds = await inRounds(20, async (round) => {
+        // Rounds 0-3: the event right after the start, long before the deadline: it wins. Rounds
+        // 4-7: the event only once the timeout is recorded: the timeout wins. The rest race.
+        const forced = (round: number) =>
+          round < 4 ? ("event" as const) : round < 8 ? ("timeout" as const) : undefined
+        const rounds = await inRounds(28, async (round) => {
           const ownerId = `timer-${round}`
           const run = await client.timedWait.start(ownerId)
+          if (forced(round) === "event") {
+            const { sequence } = await client.emit(ownerId, "Ping", { n: round })
+            return { run, round, sequence, result: await run.result({ timeout: "60 seconds" }) }
+          }
+          if (forced(round) === "timeout") {
+            await waitUntil(
+              `round ${round}: the timeout is recorded`,
+              async () => (await settled(scenario, run.executionId)).includes("ping#1"),
+              { timeoutMs: 30_000, intervalMs: 10 },
+            )
+            const { sequence } = await client.emit(ownerId, "Ping", { n: round })
+            return { run, round, sequence, result: await run.result({ timeout: "60 seconds" }) }
+          }
           const registered = await waitUntil(
             `round ${round}: the wait registers`,
             () =>
@@ -511,7 +528,7 @@ describePostgres("runner failures", () => {
           .select(["owner_id", "emitted_at_ms"])
           .execute()
         const outcomes = { event: 0, timeout: 0 }
-        for (const { run, round, result } of rounds) {
+        for (const { run, round, sequence, result } of rounds) {
           const settles = audit.settles.filter((settle) => settle.executionId === run.executionId)
           expect(settledThenFinished(["ping", "rest"])).toContainEqual(
             settles.map((settle) => settle.step),
@@ -521,6 +538,9 @@ describePostgres("runner failures", () => {
           )!.emitted_at_ms
           const value = (result as { value: { outcome: string } }).value.outcome
           expect([`event ${round}`, "timeout"]).toContain(value)
+          if (forced(round) !== undefined) {
+            expect(value).toBe(forced(round) === "event" ? `event ${round}` : "timeout")
+          }
           const settle = settles[0]!
           if (value === "timeout") {
             outcomes.timeout += 1
@@ -530,30 +550,39 @@ describePostgres("runner failures", () => {
             expect(emittedAt).toBeGreaterThanOrEqual(settle.dueAtMs! - 20)
           } else {
             outcomes.event += 1
-            expect(settle.matched).toBe(1)
+            expect(settle.matched).toBe(sequence)
           }
         }
         console.log(`wait timeout racing its event: ${JSON.stringify(outcomes)}`)
+        expect(outcomes.event).toBeGreaterThanOrEqual(4)
+        expect(outcomes.timeout).toBeGreaterThanOrEqual(4)
       },
     )
 
     scenarioTest(
-      "interrupt racing completion records one result, and a repeated interrupt changes nothing, 20 rounds",
+      "interrupt racing completion records one result, and a repeated interrupt changes nothing: each order forced, then 20 racing rounds",
       async (scenario) => {
         const { client } = await oneRunner(scenario)
-        const rounds = await inRounds(20, async (round) => {
-          const run = await client.brief.start(`brief-${round}`, { workMs: randomInt(0, 40) })
-          await sleep(randomInt(0, 100))
+        // Rounds 0-3: interrupted while `touch` works for seconds: interrupted. Rounds 4-7:
+        // interrupted once the result is in: completed. The rest race.
+        const forced = (round: number) =>
+          round < 4 ? ("Interrupted" as const) : round < 8 ? ("Success" as const) : undefined
+        const rounds = await inRounds(28, async (round) => {
+          const workMs = forced(round) === "Interrupted" ? 5_000 : randomInt(0, 40)
+          const run = await client.brief.start(`brief-${round}`, { workMs })
+          if (forced(round) === "Success") await run.result({ timeout: "60 seconds" })
+          else if (forced(round) === undefined) await sleep(randomInt(0, 100))
           await run.interrupt()
           const result = await run.result({ timeout: "60 seconds" })
           await run.interrupt()
-          return { run, result, again: await run.result({ timeout: "10 seconds" }) }
+          return { round, run, result, again: await run.result({ timeout: "10 seconds" }) }
         })
         const audit = await expectCleanAudit(scenario)
         const journal = readJournal(scenario.journal)
         const outcomes = { completed: 0, interrupted: 0 }
-        for (const { run, result, again } of rounds) {
+        for (const { round, run, result, again } of rounds) {
           expect(again).toEqual(result)
+          if (forced(round) !== undefined) expect(result._tag).toBe(forced(round))
           const settled = settlesOf(audit, run.executionId)
           const undos = journal.filter(
             (entry) => entry.execution === run.executionId && entry.step === "untouch",
@@ -575,8 +604,10 @@ describePostgres("runner failures", () => {
             }
           }
         }
-        expect(audit.finishes).toBe(20)
+        expect(audit.finishes).toBe(28)
         console.log(`interrupt racing completion: ${JSON.stringify(outcomes)}`)
+        expect(outcomes.completed).toBeGreaterThanOrEqual(4)
+        expect(outcomes.interrupted).toBeGreaterThanOrEqual(4)
       },
     )
   })

@@ -63,7 +63,7 @@ describe("the error documentation", () => {
   })
 
   it("names every rule the lock file reader reports", () => {
-    const source = readFileSync(join(REPO, "codegen/compatibility/lockFile.ts"), "utf8")
+    const source = readFileSync(join(REPO, "cli/compatibility/lockFile.ts"), "utf8")
     const rules = [...new Set([...source.matchAll(/rule: "([a-z-]+)"/g)].map((match) => match[1]!))]
     expect(rules.length).toBeGreaterThanOrEqual(3)
     expect(rules.filter((rule) => !documented(reference, rule))).toEqual([])

@@ -1,20 +1,22 @@
 /**
  * Issue 2's engine acceptance, on PGlite and on Postgres: replay, retries, clocks, races,
  * interrupts, attach, waits and their races, markers, bad input. Every test asserts what the
- * database holds, not only what the client saw.
+ * database holds, not only what the client saw; the races count settles and finishes with the
+ * write-audit triggers, and force each order before they let it race.
  */
 import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
-import { encodeExecutionId } from "../../runtime/model/executionId.js"
+import { decodeExecutionId, encodeExecutionId } from "../../runtime/model/executionId.js"
 import { InvalidPayload } from "../../runtime/errors.js"
 import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
 import { claimDue, deleteTimerPart } from "../../runtime/outbox/outboxStore.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
+import { installSettleAudit, readWriteAudit } from "../support/writeAudit.js"
 import { makeProbe, probeYaml, type Probe } from "./probeWorkflows.js"
 
 // The client of an untyped (test) registration.
@@ -34,6 +36,7 @@ describeEachBackend("engine", (backend) => {
       drop = database.drop
       akter = await testAkter({ databaseUrl: database.url })
     } else akter = await testAkter()
+    await installSettleAudit(internalsOf(akter).storage.db)
     client = makeOwnerClient<AnyClient>(akter, probe.registration)
   })
 
@@ -65,6 +68,20 @@ describeEachBackend("engine", (backend) => {
 
   const timerRows = async (executionId: string) =>
     db().selectFrom("akter.outbox").select(["due_at_ms"]).where("id", "=", executionId).execute()
+
+  /** How many times each execution became finished, as the write-audit triggers saw it. */
+  const finishesByExecution = async () => {
+    const { rows } = await sql<{ execution_id: string; n: number }>`
+      SELECT execution_id, count(*)::int AS n FROM akter_audit.finishes
+      GROUP BY execution_id`.execute(db())
+    return new Map(rows.map((row) => [row.execution_id, row.n]))
+  }
+
+  const decodeOwner = (executionId: string) => {
+    const address = decodeExecutionId(executionId)
+    if (address instanceof Error) throw address
+    return address.ownerId
+  }
 
   const executionRow = async (executionId: string) =>
     db()
@@ -257,9 +274,30 @@ describeEachBackend("engine", (backend) => {
       expect(await timerRows(run.executionId)).toEqual([])
     })
 
-    it("gives exactly one result when interrupt races completion, 20 rounds", async () => {
+    it("gives exactly one result when interrupt races completion: each order forced, then 20 racing rounds, one finish each", async () => {
+      // Interrupt first: asked before any runner saw the execution, so no step ever runs.
+      const interruptedFirst = await Promise.all(
+        Array.from({ length: 3 }, async (_, round) => {
+          const run = await client.quick.start(newOwner(), { id: `first-${round}` })
+          await run.interrupt()
+          return run
+        }),
+      )
       await withRunner(async (runner) => {
-        const runs = await Promise.all(
+        await runUntilIdle(akter, runner)
+        // Completion first: interrupted once its result is recorded, which changes nothing.
+        const completedFirst = await Promise.all(
+          Array.from({ length: 3 }, async (_, round) => {
+            const run = await client.quick.start(newOwner(), { id: `done-${round}` })
+            expect(await run.result({ timeout: "5 seconds" })).toEqual({
+              _tag: "Success",
+              value: { id: `done-${round}` },
+            })
+            await run.interrupt()
+            return run
+          }),
+        )
+        const racing = await Promise.all(
           Array.from({ length: 20 }, async (_, round) => {
             const owner = newOwner()
             const run = await client.quick.start(owner, { id: `race-${round}` })
@@ -269,13 +307,30 @@ describeEachBackend("engine", (backend) => {
           }),
         )
         await runUntilIdle(akter, runner)
-        for (const run of runs) {
+        const finishes = await finishesByExecution()
+        const outcomes = { Success: 0, Interrupted: 0 }
+        const judge = async (run: AnyClient, expected?: "Success" | "Interrupted") => {
           const first = await run.result()
           expect(["Success", "Interrupted"]).toContain(first._tag)
+          if (expected !== undefined) expect(first._tag).toBe(expected)
+          outcomes[first._tag as "Success" | "Interrupted"] += 1
           expect(await run.result()).toEqual(first)
+          expect(finishes.get(run.executionId)).toBe(1)
           expect(await stepRows(run.executionId)).toEqual([])
           expect(await timerRows(run.executionId)).toEqual([])
         }
+        for (const run of interruptedFirst) await judge(run, "Interrupted")
+        for (const run of completedFirst) await judge(run, "Success")
+        for (const run of racing) await judge(run)
+        expect(outcomes.Success).toBeGreaterThanOrEqual(3)
+        expect(outcomes.Interrupted).toBeGreaterThanOrEqual(3)
+        for (const run of interruptedFirst) {
+          expect(probe.runs.of(decodeOwner(run.executionId), "touch")).toBe(0)
+        }
+        for (const run of completedFirst) {
+          expect((await executionRow(run.executionId))?.interrupt).toBe(false)
+        }
+        expect((await readWriteAudit(db())).duplicateFinishes).toEqual([])
       })
     })
   })
@@ -626,30 +681,71 @@ describeEachBackend("engine", (backend) => {
       })
     })
 
-    it("settles exactly once when a wait's timeout races its event, 20 rounds", async () => {
+    it("settles a wait once whichever of its timeout and its event comes first: each order forced, then 20 racing rounds", async () => {
+      // The event first: emitted before any runner registers the wait, so the first scan finds it
+      // (a scan is always looked at before the deadline).
+      const eventFirst = await Promise.all(
+        Array.from({ length: 3 }, async (_, round) => {
+          const owner = newOwner()
+          const run = await client.timed.start(owner)
+          const { sequence } = await client.emit(owner, "Ping", { n: 100 + round })
+          return { run, n: 100 + round, sequence, expected: `event ${100 + round}` }
+        }),
+      )
       await withRunner(async (runner) => {
-        const rounds = await Promise.all(
+        // The timeout first: the event is emitted only once the timeout is recorded.
+        const timeoutFirst = await Promise.all(
+          Array.from({ length: 3 }, async (_, round) => {
+            const owner = newOwner()
+            const run = await client.timed.start(owner)
+            await waitFor(async () =>
+              (await stepRows(run.executionId)).some((r) => r.step === "ping" && r.exit !== null),
+            )
+            const { sequence } = await client.emit(owner, "Ping", { n: 200 + round })
+            return { run, n: 200 + round, sequence, expected: "timeout" }
+          }),
+        )
+        const racing = await Promise.all(
           Array.from({ length: 20 }, async (_, round) => {
             const owner = newOwner()
             const run = await client.timed.start(owner)
             await new Promise((resolve) => setTimeout(resolve, 40 + (round % 5) * 5))
-            await client.emit(owner, "Ping", { n: round })
-            return run
+            const { sequence } = await client.emit(owner, "Ping", { n: round })
+            return { run, n: round, sequence, expected: undefined }
           }),
         )
         await runUntilIdle(akter, runner)
-        for (const run of rounds) {
+        const rounds = [...eventFirst, ...timeoutFirst, ...racing]
+        const audit = await readWriteAudit(db())
+        const settlesOfPing = (executionId: string) =>
+          audit.settles.filter((s) => s.executionId === executionId && s.step === "ping")
+        for (const { run } of rounds) {
           const rows = (await stepRows(run.executionId)).filter((r) => r.step === "ping")
           expect(rows).toHaveLength(1)
           expect(rows[0]!.exit).not.toBeNull()
+          expect(settlesOfPing(run.executionId)).toHaveLength(1)
         }
+        expect(audit.overwrites).toEqual([])
         akter.advance("2 hours")
         await runUntilIdle(akter, runner)
-        for (const run of rounds) {
+        const outcomes = { event: 0, timeout: 0 }
+        for (const { run, n, sequence, expected } of rounds) {
           const result = await run.result()
           expect(result._tag).toBe("Success")
-          expect(result.value.outcome).toMatch(/^(timeout|event \d+)$/)
+          // The event is this round's own, and the settle recorded which event it took.
+          expect([`event ${n}`, "timeout"]).toContain(result.value.outcome)
+          if (expected !== undefined) expect(result.value.outcome).toBe(expected)
+          const [settle] = settlesOfPing(run.executionId)
+          if (result.value.outcome === "timeout") {
+            outcomes.timeout += 1
+            expect(settle!.matched).toBeNull()
+          } else {
+            outcomes.event += 1
+            expect(settle!.matched).toBe(sequence)
+          }
         }
+        expect(outcomes.event).toBeGreaterThanOrEqual(3)
+        expect(outcomes.timeout).toBeGreaterThanOrEqual(3)
       })
     })
   })

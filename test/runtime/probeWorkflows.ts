@@ -277,6 +277,25 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
           ? Effect.succeed({ skipped: true })
           : Effect.map(wf.touch(), () => ({ skipped: false })),
     ),
+    implement(
+      "fenced",
+      {
+        hold: async (ctx: { ownerId: string; signal: AbortSignal }) => {
+          const n = runs.bump(ctx.ownerId, "hold")
+          await gates.wait(`${ctx.ownerId}/hold`, ctx.signal)
+          return { n }
+        },
+        touch: (ctx: { ownerId: string }) =>
+          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
+      },
+      (input: { label: string; then: "activity" | "sleep" | "finish" }, wf: Wf) =>
+        Effect.gen(function* () {
+          const held = yield* wf.hold()
+          if (input.then === "activity") yield* wf.touch()
+          if (input.then === "sleep") yield* wf.rest()
+          return { held: held.n }
+        }),
+    ),
     implement("parent", {}, (_: undefined, wf: Wf) =>
       Effect.map(wf.spawn("child-of-parent", { id: "kid" }), (child: string) => ({ child })),
     ),

@@ -18,7 +18,7 @@ import {
   type Runner,
 } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
-import { FINISHED_CHANNEL } from "../../runtime/outbox/wakeups.js"
+import { FINISHED_CHANNEL } from "../../runtime/outbox/notifications.js"
 import { createPostgresDatabase, describePostgres } from "../support/backends.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { makeProbe, type Probe } from "./probeWorkflows.js"

@@ -34,6 +34,7 @@ const broken = [
   ...report.fenceBreaches,
   ...report.duplicateFinishes,
   ...report.journalProblems,
+  ...report.neverRan.map((attempt) => `${attempt} was recorded settled but never ran`),
   report.leftSteps > 0 && `${report.leftSteps} step rows left`,
   report.leftOutbox > 0 && `${report.leftOutbox} outbox rows left`,
 ].filter((problem): problem is string => typeof problem === "string")

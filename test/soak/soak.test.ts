@@ -38,6 +38,7 @@ describePostgres("the short soak", () => {
       expect(report.fenceBreaches).toEqual([])
       expect(report.duplicateFinishes).toEqual([])
       expect(report.journalProblems).toEqual([])
+      expect(report.neverRan).toEqual([])
       expect({ steps: report.leftSteps, outbox: report.leftOutbox }).toEqual({
         steps: 0,
         outbox: 0,

@@ -10,13 +10,18 @@ import { randomInt } from "node:crypto"
 import { isDeepStrictEqual } from "node:util"
 import { sql } from "kysely"
 import { makeOwnerClient } from "../../runtime/index.js"
-import { attemptKey, journalProblems, readJournal } from "../support/activityJournal.js"
+import {
+  attemptKey,
+  journalProblems,
+  readJournal,
+  type JournalEntry,
+} from "../support/activityJournal.js"
 import { limitConcurrency } from "../support/concurrencyLimit.js"
 import { databaseNow } from "../support/leaseView.js"
 import type { FleetRunner } from "../support/runnerFleet.js"
 import { openScenario } from "../support/scenarioDatabase.js"
 import { sleep, waitUntil } from "../support/waitUntil.js"
-import { readWriteAudit } from "../support/writeAudit.js"
+import { readWriteAudit, type WriteAudit } from "../support/writeAudit.js"
 import { expectedOutcome, registration, type SoakInput } from "./soakApp.js"
 
 export interface SoakOptions {
@@ -62,6 +67,8 @@ export interface SoakReport {
   readonly leaseDisruptions: number
   /** Attempts that ran more often than once per disruption plus one, or under two keys. */
   readonly journalProblems: readonly string[]
+  /** Activity attempts the database recorded as settled that no process journaled running. */
+  readonly neverRan: readonly string[]
   readonly leftSteps: number
   readonly leftOutbox: number
   /** Per interrupted activity attempt: ms from the kill to its rerun in another process. */
@@ -69,6 +76,19 @@ export interface SoakReport {
   readonly resumeP50Ms: number | null
   readonly resumeP99Ms: number | null
   readonly durationMs: number
+}
+
+/**
+ * Activity attempts whose exit was recorded but that no process ran (journalProblems sees only
+ * attempts that ran). The last step's exit may travel with the finish instead of being recorded:
+ * those are not checked here.
+ */
+const neverRan = (settles: WriteAudit["settles"], journal: readonly JournalEntry[]): string[] => {
+  const ran = new Set(journal.map(attemptKey))
+  return settles
+    .filter((settle) => settle.kind === "activity")
+    .map((settle) => attemptKey({ ...settle, execution: settle.executionId }))
+    .filter((attempt) => !ran.has(attempt))
 }
 
 const percentile = (sorted: readonly number[], p: number): number | null =>
@@ -248,6 +268,7 @@ export const runSoak = async (options: SoakOptions): Promise<SoakReport> => {
       // A rerun needs a disruption: a kill, a pause, or a heartbeat that lost or gave back buckets.
       journalProblems: journalProblems(journal, kills.length + pauses + fleet.leaseDisruptions()),
       leaseDisruptions: fleet.leaseDisruptions(),
+      neverRan: neverRan(audit.settles, journal),
       leftSteps: left[0]!.steps,
       leftOutbox: left[0]!.outbox,
       resumeLatenciesMs,

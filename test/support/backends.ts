@@ -52,6 +52,14 @@ export const createPostgresDatabase = async (): Promise<{
 }
 
 /**
+ * `AKTER_TEST_BACKENDS=pglite` runs only the PGlite half of every suite (and no Postgres-only
+ * suite): `npm run mutate` sets it for the StrykerJS runs, which run a guard file once per mutant.
+ * Unset, both run.
+ */
+const only = process.env["AKTER_TEST_BACKENDS"]?.split(",")
+const selected = (backend: BackendName) => only === undefined || only.includes(backend)
+
+/**
  * `describe` once per backend. The Postgres block, without `DATABASE_URL`, becomes one test that
  * fails under CI and is skipped with the reason otherwise.
  */
@@ -60,7 +68,7 @@ export const describeEachBackend = (
   suite: (backend: BackendName) => void,
   backends: readonly BackendName[] = ["pglite", "postgres"],
 ) => {
-  for (const backend of backends) {
+  for (const backend of backends.filter(selected)) {
     if (backend === "postgres" && databaseUrl === undefined) {
       describe(`${title} [postgres]`, () => {
         if (process.env["CI"] === "true") {

@@ -1,6 +1,8 @@
 /**
- * Database triggers that watch what the runners commit, installed in a test database (Postgres),
- * so multi-process tests judge the engine by its committed writes rather than by its own account:
+ * Database triggers that watch what the runners commit, installed in a test database, so tests judge
+ * the engine by its committed writes rather than by its own account: multi-process tests on
+ * Postgres install all of them (`installWriteAudit`), in-process tests on PGlite or Postgres all but
+ * the fence audit (`installSettleAudit`).
  *
  * - `settles`: one row each time a step row gets its exit (an insert that is settled, or `exit`
  *   going from NULL to a value). A step recorded twice shows up as two rows for one
@@ -60,6 +62,64 @@ CREATE TABLE akter_audit.activations (
   PRIMARY KEY (routing_key, tenant, owner_type, owner_id, generation)
 );
 
+CREATE TABLE akter_audit.finishes (
+  id bigserial PRIMARY KEY,
+  execution_id text NOT NULL,
+  result bytea NOT NULL,
+  writer text NOT NULL,
+  at_ms bigint NOT NULL
+);
+
+CREATE FUNCTION akter_audit.on_step() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.exit IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.exit IS NULL) THEN
+    INSERT INTO akter_audit.settles (routing_key, execution_id, step, attempt, kind, exit, due_at_ms,
+      matched, writer, at_ms)
+    VALUES (NEW.routing_key, NEW.execution_id, NEW.step, NEW.attempt, NEW.kind, NEW.exit,
+      NEW.due_at_ms, NEW.matched, current_setting('application_name'), akter_audit.now_ms());
+  ELSIF TG_OP = 'UPDATE' AND OLD.exit IS NOT NULL AND NEW.exit IS DISTINCT FROM OLD.exit THEN
+    INSERT INTO akter_audit.overwrites (execution_id, step, attempt, writer, at_ms)
+    VALUES (NEW.execution_id, NEW.step, NEW.attempt, current_setting('application_name'),
+      akter_audit.now_ms());
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER audit_steps AFTER INSERT OR UPDATE ON akter.steps
+  FOR EACH ROW EXECUTE FUNCTION akter_audit.on_step();
+
+CREATE FUNCTION akter_audit.on_execution() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.status = 'finished' AND OLD.status <> 'finished' THEN
+    INSERT INTO akter_audit.finishes (execution_id, result, writer, at_ms)
+    VALUES (NEW.execution_id, NEW.result, current_setting('application_name'), akter_audit.now_ms());
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER audit_executions AFTER UPDATE ON akter.executions
+  FOR EACH ROW EXECUTE FUNCTION akter_audit.on_execution();
+
+-- An owner created by a start that a runner of the starting process took is created activated.
+CREATE FUNCTION akter_audit.on_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF (TG_OP = 'INSERT' AND NEW.generation > 0)
+    OR (TG_OP = 'UPDATE' AND NEW.generation <> OLD.generation) THEN
+    INSERT INTO akter_audit.activations (routing_key, tenant, owner_type, owner_id, generation,
+      writer, at_ms)
+    VALUES (NEW.routing_key, NEW.tenant, NEW.owner_type, NEW.owner_id, NEW.generation,
+      current_setting('application_name'), akter_audit.now_ms())
+    ON CONFLICT DO NOTHING;
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER audit_owners AFTER INSERT OR UPDATE OF generation ON akter.owners
+  FOR EACH ROW EXECUTE FUNCTION akter_audit.on_owner();
+`
+
+/** The fence audit: needs every writer to connect under its own `application_name`. */
+const FENCE_AUDIT_SQL = `
 CREATE TABLE akter_audit.fence_breaches (
   id bigserial PRIMARY KEY,
   table_name text NOT NULL,
@@ -67,14 +127,6 @@ CREATE TABLE akter_audit.fence_breaches (
   step text,
   writer text NOT NULL,
   holder text,
-  at_ms bigint NOT NULL
-);
-
-CREATE TABLE akter_audit.finishes (
-  id bigserial PRIMARY KEY,
-  execution_id text NOT NULL,
-  result bytea NOT NULL,
-  writer text NOT NULL,
   at_ms bigint NOT NULL
 );
 
@@ -100,24 +152,6 @@ BEGIN
   END IF;
 END $$;
 
-CREATE FUNCTION akter_audit.on_step() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NEW.exit IS NOT NULL AND (TG_OP = 'INSERT' OR OLD.exit IS NULL) THEN
-    INSERT INTO akter_audit.settles (routing_key, execution_id, step, attempt, kind, exit, due_at_ms,
-      matched, writer, at_ms)
-    VALUES (NEW.routing_key, NEW.execution_id, NEW.step, NEW.attempt, NEW.kind, NEW.exit,
-      NEW.due_at_ms, NEW.matched, current_setting('application_name'), akter_audit.now_ms());
-  ELSIF TG_OP = 'UPDATE' AND OLD.exit IS NOT NULL AND NEW.exit IS DISTINCT FROM OLD.exit THEN
-    INSERT INTO akter_audit.overwrites (execution_id, step, attempt, writer, at_ms)
-    VALUES (NEW.execution_id, NEW.step, NEW.attempt, current_setting('application_name'),
-      akter_audit.now_ms());
-  END IF;
-  RETURN NULL;
-END $$;
-
-CREATE TRIGGER audit_steps AFTER INSERT OR UPDATE ON akter.steps
-  FOR EACH ROW EXECUTE FUNCTION akter_audit.on_step();
-
 -- Checked at commit: a write may advance the generation in the same statement (its activation),
 -- and by commit its transaction still holds the owner row, so the holder cannot change under it.
 CREATE FUNCTION akter_audit.fence_of_step() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -139,18 +173,6 @@ CREATE FUNCTION akter_audit.pass_wrote(old_row akter.executions, new_row akter.e
     IS DISTINCT FROM (old_row.status, old_row.result, old_row.event_cursor, old_row.manifest_hash)
 $$;
 
-CREATE FUNCTION akter_audit.on_execution() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NEW.status = 'finished' AND OLD.status <> 'finished' THEN
-    INSERT INTO akter_audit.finishes (execution_id, result, writer, at_ms)
-    VALUES (NEW.execution_id, NEW.result, current_setting('application_name'), akter_audit.now_ms());
-  END IF;
-  RETURN NULL;
-END $$;
-
-CREATE TRIGGER audit_executions AFTER UPDATE ON akter.executions
-  FOR EACH ROW EXECUTE FUNCTION akter_audit.on_execution();
-
 CREATE FUNCTION akter_audit.fence_of_execution() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF akter_audit.pass_wrote(OLD, NEW) THEN
@@ -161,23 +183,6 @@ END $$;
 
 CREATE CONSTRAINT TRIGGER audit_executions_fence AFTER UPDATE ON akter.executions
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION akter_audit.fence_of_execution();
-
--- An owner created by a start that a runner of the starting process took is created activated.
-CREATE FUNCTION akter_audit.on_owner() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF (TG_OP = 'INSERT' AND NEW.generation > 0)
-    OR (TG_OP = 'UPDATE' AND NEW.generation <> OLD.generation) THEN
-    INSERT INTO akter_audit.activations (routing_key, tenant, owner_type, owner_id, generation,
-      writer, at_ms)
-    VALUES (NEW.routing_key, NEW.tenant, NEW.owner_type, NEW.owner_id, NEW.generation,
-      current_setting('application_name'), akter_audit.now_ms())
-    ON CONFLICT DO NOTHING;
-  END IF;
-  RETURN NULL;
-END $$;
-
-CREATE TRIGGER audit_owners AFTER INSERT OR UPDATE OF generation ON akter.owners
-  FOR EACH ROW EXECUTE FUNCTION akter_audit.on_owner();
 `
 
 /**
@@ -190,10 +195,22 @@ export const installWriteAudit = async (databaseUrl: string): Promise<void> => {
   const client = new pg.Client({ connectionString: databaseUrl })
   await client.connect()
   try {
-    await client.query(AUDIT_SQL)
+    await client.query(AUDIT_SQL + FENCE_AUDIT_SQL)
   } finally {
     await client.end()
   }
+}
+
+/**
+ * Installs the audit of settles, overwrites, finishes and activations — not the fence audit —
+ * through a handle of a migrated database, PGlite or Postgres: for in-process tests, whose runner
+ * and client share one connection name, so who holds an owner cannot be told from it.
+ *
+ * @example
+ * await installSettleAudit(internalsOf(akter).storage.db)
+ */
+export const installSettleAudit = async (db: Queryable): Promise<void> => {
+  await sql.raw(AUDIT_SQL).execute(db)
 }
 
 export interface AuditedSettle {
@@ -250,13 +267,17 @@ export const readWriteAudit = async (db: Queryable): Promise<WriteAudit> => {
     writer: string
   }>`
     SELECT execution_id, step, attempt, writer FROM akter_audit.overwrites ORDER BY id`.execute(db)
-  const breaches = await sql<{
-    table_name: string
-    execution_id: string
-    step: string | null
-    writer: string
-    holder: string | null
-  }>`SELECT table_name, execution_id, step, writer, holder FROM akter_audit.fence_breaches
+  const fenceAudited = await sql<{ installed: boolean }>`
+    SELECT to_regclass('akter_audit.fence_breaches') IS NOT NULL AS installed`.execute(db)
+  const breaches = !fenceAudited.rows[0]!.installed
+    ? { rows: [] }
+    : await sql<{
+        table_name: string
+        execution_id: string
+        step: string | null
+        writer: string
+        holder: string | null
+      }>`SELECT table_name, execution_id, step, writer, holder FROM akter_audit.fence_breaches
      ORDER BY id`.execute(db)
   const finishes = await sql<{ execution_id: string; n: number }>`
     SELECT execution_id, count(*)::int AS n FROM akter_audit.finishes GROUP BY execution_id

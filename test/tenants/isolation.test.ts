@@ -10,7 +10,10 @@ import pg from "pg"
 import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import {
+  countExecutions,
   createAkter,
+  InvalidQuery,
+  listExecutions,
   makeEffectOwnerClient,
   makeOwnerClient,
   startRunner,
@@ -29,6 +32,7 @@ import {
   openTestAkter,
 } from "../support/backends.js"
 import { makeVault, tableCounts, type Vault } from "../hostile/vaultWorkflows.js"
+import { createCliProject } from "../cli/cliProject.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any
@@ -200,9 +204,8 @@ describePostgres("row-level security", () => {
     vault = await makeVault()
     database = await createPostgresDatabase()
     await admin(`CREATE ROLE ${role} LOGIN NOSUPERUSER NOBYPASSRLS`)
-    owner = await testAkter({ databaseUrl: database.url })
-    await enableTenantIsolation(internalsOf(owner).storage.db, { role })
-    // Applying it twice changes nothing.
+    // Switched on where the tables' owner opens the database; applying it twice changes nothing.
+    owner = await testAkter({ databaseUrl: database.url, tenantIsolation: { role } })
     await enableTenantIsolation(internalsOf(owner).storage.db, { role })
     runner = await startRunner({ akter: owner, workflows: vault.workflows, pollMs: 20 })
     const acme = makeOwnerClient<AnyClient>(owner, vault.vault, { tenant: "acme" })
@@ -316,6 +319,30 @@ describePostgres("row-level security", () => {
     }
   })
 
+  it("lists and counts only the handle's tenant's executions, and refuses a query for another", async () => {
+    const acmeHandle = await createAkter({ databaseUrl: urlAs(undefined), tenant: "acme" })
+    try {
+      const everything = await listExecutions(owner)
+      const acme = everything.executions.filter((execution) => execution.tenant === "acme")
+      expect(acme.length).toBeGreaterThan(0)
+      expect(everything.executions.length).toBeGreaterThan(acme.length)
+      const listed = await listExecutions(acmeHandle)
+      expect(listed.executions.map((execution) => execution.executionId)).toEqual(
+        acme.map((execution) => execution.executionId),
+      )
+      expect((await countExecutions(acmeHandle)).total).toBe(acme.length)
+      const refused = await listExecutions(acmeHandle, { tenant: "globex" }).catch(
+        (error: unknown) => error,
+      )
+      expect(refused).toBeInstanceOf(InvalidQuery)
+      expect((refused as InvalidQuery).message).toBe(
+        'invalid execution query: tenant this handle is restricted to tenant "acme" (row-level-security mode)',
+      )
+    } finally {
+      await acmeHandle.close()
+    }
+  })
+
   it("lets an akter client connected as the role work for its tenant, and the database refuse another", async () => {
     const acmeHandle = await createAkter({ databaseUrl: urlAs("acme"), migrate: false })
     try {
@@ -346,4 +373,101 @@ describePostgres("row-level security", () => {
       await acmeHandle.close()
     }
   })
+})
+
+describePostgres("switching tenant isolation on from the CLI", () => {
+  const role = `akter_cli_${randomBytes(4).toString("hex")}`
+  let database: { url: string; drop: () => Promise<void> }
+
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    try {
+      await client.query(statement)
+    } finally {
+      await client.end()
+    }
+  }
+
+  beforeAll(async () => {
+    database = await createPostgresDatabase()
+    await admin(`CREATE ROLE ${role} LOGIN NOSUPERUSER NOBYPASSRLS`)
+  })
+
+  afterAll(async () => {
+    await database?.drop()
+    await admin(`DROP ROLE IF EXISTS ${role}`)
+  })
+
+  it(
+    "akter migrate --tenant-isolation ROLE migrates, then restricts ROLE to its connection's tenant",
+    { timeout: 240_000 },
+    async () => {
+      const project = createCliProject()
+      try {
+        const migrated = await project.akter([
+          "migrate",
+          "--database-url",
+          database.url,
+          "--tenant-isolation",
+          role,
+          "--format",
+          "json",
+        ])
+        expect(migrated.code, migrated.stderr).toBe(0)
+        expect(JSON.parse(migrated.stdout)).toMatchObject({ tenantIsolation: { role } })
+        const policies = new pg.Client({ connectionString: database.url })
+        await policies.connect()
+        try {
+          const { rows } = await policies.query(
+            "SELECT tablename FROM pg_policies WHERE schemaname = 'akter' AND policyname = 'akter_tenant' ORDER BY tablename",
+          )
+          expect(rows.map((row: { tablename: string }) => row.tablename)).toEqual([
+            "events",
+            "executions",
+            "outbox",
+            "owners",
+            "receipts",
+            "steps",
+          ])
+        } finally {
+          await policies.end()
+        }
+        const asRole = new URL(database.url)
+        asRole.username = role
+        asRole.searchParams.set("options", `-c ${TENANT_SETTING}=acme`)
+        const client = new pg.Client({ connectionString: asRole.toString() })
+        await client.connect()
+        try {
+          const forged = await client
+            .query(
+              "INSERT INTO akter.receipts (routing_key, tenant, owner_type, owner_id, command_id, kind, outcome, created_at_ms) VALUES (1, 'globex', 'Vault', 'o-1', 'forged', 'emit', '', 0)",
+            )
+            .catch((error: Error) => error)
+          expect(String(forged)).toContain(
+            'new row violates row-level security policy for table "receipts"',
+          )
+        } finally {
+          await client.end()
+        }
+        const pglite = await project.akter(["migrate", "--tenant-isolation", role], {
+          DATABASE_URL: undefined,
+        })
+        expect(pglite.code).toBe(2)
+        expect(pglite.stderr).toContain(
+          "--tenant-isolation needs Postgres (--database-url or $DATABASE_URL)",
+        )
+      } finally {
+        project.remove()
+      }
+    },
+  )
+})
+
+it("refuses tenant isolation on embedded PGlite, which has one database user", async () => {
+  await expect(
+    createAkter({ dataDir: "memory", tenantIsolation: { role: "app" } }),
+  ).rejects.toThrow(
+    "createAkter: `tenantIsolation` (row-level security) needs Postgres (`databaseUrl`); the embedded PGlite database has one user",
+  )
 })

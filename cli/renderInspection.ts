@@ -1,0 +1,129 @@
+/**
+ * `akter inspect`'s text: a table of executions, or one execution with its markers, steps and
+ * timer. JSON output is the query results themselves (runtime/inspect/executionQueries.ts), so
+ * scripts and this text never disagree.
+ */
+import type { ExecutionDetail, ExecutionSummary } from "../runtime/inspect/executionQueries.js"
+import { describeExit } from "../runtime/inspect/storedValues.js"
+import { textTable, timeWithRelative, relativeTime } from "../runtime/inspect/textTable.js"
+
+const statusText = (execution: ExecutionSummary): string =>
+  execution.status === "finished"
+    ? `finished: ${execution.outcome ?? "?"}`
+    : execution.interrupting
+      ? `${execution.status} (interrupting)`
+      : execution.status
+
+/**
+ * @example
+ * console.log(renderExecutionList(await listExecutions(db, { status: "open" }), Date.now()))
+ */
+export const renderExecutionList = (
+  executions: readonly ExecutionSummary[],
+  nowMs: number,
+): string => {
+  if (executions.length === 0) return "no executions match"
+  return textTable(
+    [
+      { title: "OWNER" },
+      { title: "WORKFLOW" },
+      { title: "STATUS" },
+      { title: "STARTED" },
+      { title: "EXECUTION ID" },
+    ],
+    executions.map((execution) => [
+      `${execution.ownerType}/${execution.ownerId}`,
+      execution.workflow,
+      statusText(execution),
+      relativeTime(execution.startedAtMs, nowMs),
+      execution.executionId,
+    ]),
+  )
+}
+
+const MAX_VALUE_TEXT = 160
+
+const shortened = (text: string) =>
+  text.length > MAX_VALUE_TEXT ? `${text.slice(0, MAX_VALUE_TEXT - 1)}…` : text
+
+/**
+ * @example
+ * const detail = await showExecution(db, id)
+ * if (detail !== undefined) console.log(renderExecutionDetail(detail, Date.now()))
+ */
+export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): string => {
+  const fields: [string, string][] = [
+    ["execution", detail.executionId],
+    ["owner", `${detail.ownerType}/${detail.ownerId} (tenant ${detail.tenant})`],
+    ["workflow", `${detail.ownerType}.${detail.workflow}`],
+    ["key", detail.key],
+    ["manifest", detail.manifestHash],
+    ["status", statusText(detail)],
+    ["started", timeWithRelative(detail.startedAtMs, nowMs)],
+  ]
+  if (detail.finishedAtMs !== null) {
+    fields.push(["finished", timeWithRelative(detail.finishedAtMs, nowMs)])
+  }
+  fields.push(["caller", JSON.stringify(detail.caller)])
+  fields.push([
+    "input",
+    detail.input.readable
+      ? shortened(JSON.stringify(detail.input.value))
+      : `DEFECT unreadable input: ${detail.input.defect}`,
+  ])
+  if (detail.result !== undefined) fields.push(["result", shortened(describeExit(detail.result))])
+  fields.push([
+    "markers",
+    detail.markers.length === 0
+      ? detail.status === "finished"
+        ? "(deleted with the steps at finish)"
+        : "none"
+      : detail.markers.map((marker) => `${marker.name}=${marker.value}`).join(", "),
+  ])
+  fields.push([
+    "timer",
+    detail.timer === undefined
+      ? "none"
+      : `due ${timeWithRelative(detail.timer.dueAtMs, nowMs)}, claimed ${detail.timer.attempts} time${detail.timer.attempts === 1 ? "" : "s"}`,
+  ])
+  const width = Math.max(...fields.map(([name]) => name.length))
+  const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`)
+  lines.push("")
+  if (detail.steps.length === 0) {
+    lines.push(
+      detail.status === "finished"
+        ? "steps: none (a finished execution keeps its result; its steps are deleted)"
+        : "steps: none recorded yet",
+    )
+  } else {
+    lines.push(
+      textTable(
+        [
+          { title: "STEP" },
+          { title: "KIND" },
+          { title: "ATTEMPT", align: "right" },
+          { title: "STATE" },
+          { title: "DUE" },
+          { title: "EXIT" },
+        ],
+        detail.steps.map((step) => [
+          step.step,
+          step.kind,
+          String(step.attempt),
+          step.settled ? "settled" : "pending",
+          step.dueAtMs === null ? "" : relativeTime(step.dueAtMs, nowMs),
+          step.exit === undefined
+            ? step.wait !== undefined
+              ? `waiting for ${step.wait.event} after #${step.wait.after}`
+              : ""
+            : shortened(describeExit(step.exit)),
+        ]),
+      ),
+    )
+  }
+  if (detail.defects.length > 0) {
+    lines.push("", `defects (${detail.defects.length}):`)
+    for (const defect of detail.defects) lines.push(`  ${defect}`)
+  }
+  return lines.join("\n")
+}

@@ -1,0 +1,173 @@
+/**
+ * The start statement: creates the owner if new and inserts the execution with its markers and
+ * start manifest and arms its timer — one statement, composed from the parts each table's store
+ * builds (executionStore, stepStore, storage/manifestStore, outbox/outboxStore). A second start of
+ * the same execution id attaches and writes nothing. Clients start through it, the relay of
+ * staged starts too; a runner of the starting process folds it into its pass's first write
+ * (`unstartedExecution`).
+ */
+import { sql } from "kysely"
+import type { AkterInternals } from "../akter.js"
+import type { WorkflowRegistration } from "../model/registration.js"
+import type { StartRequest } from "./startRequest.js"
+import type { OwnerPlacement } from "../owners/routing.js"
+import { fenceHeld } from "../owners/fence.js"
+import {
+  insertExecutionParts,
+  unstartedSnapshot,
+  type NewExecution,
+  type StartOutcome,
+  type UnstartedExecution,
+} from "./executionStore.js"
+import { insertMarkersPart } from "./stepStore.js"
+import { armTimerPart } from "../outbox/outboxStore.js"
+import { notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
+import { recordStartManifestPart } from "../storage/manifestStore.js"
+import {
+  composeStatement,
+  countOf,
+  existsIn,
+  type StatementPart,
+} from "../storage/statementParts.js"
+import { nowMs } from "../storage/clock.js"
+
+/** The markers a start records: each declared marker at its current value. */
+const startMarkers = (workflow: WorkflowRegistration): Record<string, number> => {
+  const markers: Record<string, number> = {}
+  for (const [name, range] of Object.entries(workflow.canonical.versions)) {
+    markers[name] = range.current
+  }
+  return markers
+}
+
+const newExecutionOf = (request: StartRequest, awaited: boolean): NewExecution => ({
+  owner: request.owner,
+  executionId: request.executionId,
+  workflow: request.workflow.name,
+  key: request.key,
+  manifestHash: request.workflow.hashes.compatibility,
+  input: request.input,
+  caller: request.caller,
+  awaited,
+})
+
+/**
+ * The parts of a start statement, and the names of the parts that created the owner and inserted
+ * the execution. Those two come first in the statement; parts that refer to a fence (a folded
+ * start's timer) must follow the fence.
+ */
+const startParts = (
+  internals: AkterInternals,
+  request: StartRequest,
+  how: {
+    /**
+     * A runner of this process takes the execution in the statement's fence (a folded start): the
+     * timer is armed a recovery interval ahead as its claim would have, or due now if the fence
+     * found the owner taken, and a new owner is created activated.
+     */
+    readonly folded?: { readonly recoveryMs: number }
+    /**
+     * Its caller may wait for the result in this process while a runner elsewhere runs it, so the
+     * finish must notify. A folded start's caller is told of its finish directly, and a relayed
+     * start has no caller waiting yet (whoever waits later marks it).
+     */
+    readonly awaited: boolean
+  },
+): {
+  readonly head: readonly StatementPart[]
+  readonly tail: readonly StatementPart[]
+  readonly inserted: string
+  readonly ownerCreated: string
+} => {
+  const { clock } = internals
+  const { folded } = how
+  const { parts, inserted, ownerCreated } = insertExecutionParts(
+    clock,
+    newExecutionOf(request, how.awaited),
+    folded !== undefined,
+  )
+  const created = existsIn(inserted)
+  const markers = startMarkers(request.workflow)
+  return {
+    inserted,
+    ownerCreated,
+    head: parts,
+    tail: [
+      ...(Object.keys(markers).length === 0
+        ? []
+        : [
+            insertMarkersPart(
+              clock,
+              request.owner.routingKey,
+              request.executionId,
+              markers,
+              inserted,
+            ),
+          ]),
+      recordStartManifestPart(
+        request.workflow.canonical,
+        request.workflow.hashes.compatibility,
+        created,
+      ),
+      armTimerPart(
+        clock,
+        request.owner,
+        request.executionId,
+        folded === undefined
+          ? "now"
+          : sql<number>`CASE WHEN ${fenceHeld}
+              THEN ${nowMs(clock)} + ${folded.recoveryMs}::bigint ELSE ${nowMs(clock)} END`,
+        { when: created },
+      ),
+    ],
+  }
+}
+
+/** The final select of a plain start: whether it created the execution, and the wake-up of other processes. */
+const startSelect = (internals: AkterInternals, owner: OwnerPlacement, inserted: string) => {
+  const created = sql`${countOf(inserted)} AS created`
+  return internals.storage.backend === "postgres"
+    ? sql`${created}, ${notifyColumn(WAKE_CHANNEL, String(owner.bucket), { when: existsIn(inserted) })}`
+    : created
+}
+
+/**
+ * The start as a runner of this process takes it: committed by the first write of the execution's
+ * pass, which tells `settled` what came of it.
+ */
+export const unstartedExecution = (
+  internals: AkterInternals,
+  request: StartRequest,
+  recoveryMs: number,
+  settled: (outcome: StartOutcome) => void,
+): UnstartedExecution => {
+  const { head, tail, inserted, ownerCreated } = startParts(internals, request, {
+    folded: { recoveryMs },
+    awaited: false,
+  })
+  return {
+    snapshot: unstartedSnapshot(newExecutionOf(request, false), startMarkers(request.workflow)),
+    head,
+    tail,
+    names: { inserted, ownerCreated },
+    settled,
+  }
+}
+
+/**
+ * Writes the start as a statement of its own (with `alongside`, parts the caller's work commits
+ * with, e.g. the relay's delete of the staged row). Resolves whether it created the execution
+ * (false: it existed, and nothing of the start was written). `awaited` as in `startParts`.
+ */
+export const writeStart = async (
+  internals: AkterInternals,
+  request: StartRequest,
+  options: { readonly awaited: boolean; readonly alongside?: readonly StatementPart[] },
+): Promise<boolean> => {
+  const { head, tail, inserted } = startParts(internals, request, { awaited: options.awaited })
+  const { rows } = await composeStatement(
+    [...head, ...tail, ...(options.alongside ?? [])],
+    startSelect(internals, request.owner, inserted),
+  ).execute(internals.storage.db)
+  return rows[0]?.["created"] === 1
+}

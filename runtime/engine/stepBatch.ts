@@ -1,0 +1,147 @@
+/**
+ * The batched statement of step writes: the like writes of a runner's concurrent passes — a held
+ * settle, the next activity's pending row, a result — sent as one statement, one round trip and one
+ * commit (storage/statementBatcher.ts gathers them). This module only composes: each part's SQL is
+ * its table's store's (owners/fence.ts, stepStore.ts, executionStore.ts, outbox/outboxStore.ts,
+ * outbox/notifications.ts), and reads the rows `input` and `fenced` name.
+ */
+import { sql, type RawBuilder } from "kysely"
+import { batchFenceSql } from "../owners/fence.js"
+import type { OwnerPlacement } from "../owners/routing.js"
+import { batchDeleteTimersSql } from "../outbox/outboxStore.js"
+import { FINISHED_CHANNEL, notification } from "../outbox/notifications.js"
+import type { DatabaseClock } from "../storage/clock.js"
+import type { ExecutionOutcome, Queryable } from "../storage/database.js"
+import type { StatementBatcher } from "../storage/statementBatcher.js"
+import { batchFinishSql } from "./executionStore.js"
+import { batchBeginSql, batchDeleteStepsSql, batchSettleSql, type HeldSettle } from "./stepStore.js"
+
+/**
+ * One execution's part of a batch of step writes (`writeStepBatch`): under the generation the
+ * runner holds, settle the attempt the pass held back and/or begin the next activity attempt, or
+ * record the execution's result.
+ */
+export interface StepBatchWrite {
+  readonly owner: OwnerPlacement
+  readonly generation: number
+  readonly executionId: string
+  readonly settle?: HeldSettle
+  readonly begin?: { readonly step: string; readonly attempt: number }
+  /** The encoded result to record, with the steps and the timer deleted (nothing else then). */
+  readonly finish?: Buffer
+  /** How that result ends the execution, recorded beside it (migration 0006). */
+  readonly outcome?: ExecutionOutcome
+}
+
+/** The runner's batcher of step writes (storage/statementBatcher.ts over `writeStepBatch`). */
+export type StepBatcher = StatementBatcher<StepBatchWrite, StepBatchOutcome>
+
+export interface StepBatchOutcome {
+  /** The owner was at the held generation (locked for the statement); false: nothing written. */
+  readonly fenced: boolean
+  /** The held settle matched its pending attempt (true when there was none to settle). */
+  readonly settled: boolean
+  /** The begun attempt's recorded start time, if one was begun. */
+  readonly startedAtMs: number | null
+  /** The result was recorded (false: the execution had finished already, or no finish asked). */
+  readonly finished: boolean
+}
+
+/**
+ * Settles and begins activity attempts and records results of many executions in one statement —
+ * one round trip and one commit for every pass that was waiting to write — with the guarantees of
+ * the one-execution parts: each row writes only under its owner's held generation (the owners are
+ * locked in one order, so two batches never deadlock); exactly one writer settles an attempt
+ * (`exit IS NULL`); the next attempt is begun only if the held settle matched, as when a failed
+ * settle aborted its statement; exactly one result is recorded (status not yet finished), with the
+ * steps and the timer deleted and, where a caller elsewhere awaits it, a notification (`notify`:
+ * Postgres). The text does not depend on the number of executions, so it is prepared once.
+ */
+export const writeStepBatch = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  writes: readonly StepBatchWrite[],
+  notify: boolean,
+): Promise<StepBatchOutcome[]> => {
+  const column = <A>(pick: (write: StepBatchWrite) => A) => writes.map(pick)
+  // Only the parts some row needs: at most seven statement shapes, each prepared once.
+  const settling = writes.some((write) => write.settle !== undefined)
+  const beginning = writes.some((write) => write.begin !== undefined)
+  const finishing = writes.some((write) => write.finish !== undefined)
+  const columns: (readonly [string, RawBuilder<unknown>])[] = [
+    ["routing_key", sql`${column((w) => w.owner.routingKey)}::bigint[]`],
+    ["tenant", sql`${column((w) => w.owner.tenant)}::text[]`],
+    ["owner_type", sql`${column((w) => w.owner.ownerType)}::text[]`],
+    ["owner_id", sql`${column((w) => w.owner.ownerId)}::text[]`],
+    ["generation", sql`${column((w) => w.generation)}::bigint[]`],
+    ["execution_id", sql`${column((w) => w.executionId)}::text[]`],
+  ]
+  if (settling) {
+    columns.push(
+      ["settle_step", sql`${column((w) => w.settle?.step ?? null)}::text[]`],
+      ["settle_attempt", sql`${column((w) => w.settle?.attempt ?? null)}::int[]`],
+      ["exit", sql`${column((w) => w.settle?.exit ?? null)}::bytea[]`],
+      ["retry_at_ms", sql`${column((w) => w.settle?.retryAtMs ?? null)}::bigint[]`],
+      ["matched", sql`${column((w) => w.settle?.matched ?? null)}::bigint[]`],
+    )
+  }
+  if (beginning) {
+    columns.push(
+      ["begin_step", sql`${column((w) => w.begin?.step ?? null)}::text[]`],
+      ["begin_attempt", sql`${column((w) => w.begin?.attempt ?? null)}::int[]`],
+    )
+  }
+  if (finishing) {
+    columns.push(
+      ["result", sql`${column((w) => w.finish ?? null)}::bytea[]`],
+      ["outcome", sql`${column((w) => w.outcome ?? null)}::text[]`],
+    )
+  }
+  const parts = [
+    sql`input AS (
+      SELECT * FROM unnest(${sql.join(columns.map(([, array]) => array))})
+        WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
+    )`,
+    ...batchFenceSql(),
+  ]
+  if (settling) {
+    parts.push(batchSettleSql(clock))
+  }
+  if (beginning) {
+    parts.push(batchBeginSql(clock, settling))
+  }
+  if (finishing) {
+    parts.push(
+      batchFinishSql(clock),
+      batchDeleteStepsSql(),
+      batchDeleteTimersSql(),
+      sql`notified AS (${notification(FINISHED_CHANNEL, sql`f.execution_id`, {
+        from: sql`finished f`,
+        when: sql`f.awaited AND ${notify}::boolean`,
+      })})`,
+    )
+  }
+  // A plain SELECT part runs only when referred to: this is what sends the notifications.
+  const notifiedColumn = finishing ? sql`, (SELECT count(*) FROM notified) AS notified` : sql``
+  const { rows } = await sql<{
+    fenced: boolean
+    settled: boolean
+    started_at_ms: number | null
+    finished: boolean
+  }>`WITH ${sql.join(parts)}
+    SELECT i.n IN (SELECT n FROM fenced) AS fenced,
+      ${settling ? sql`i.settle_step IS NULL OR i.n IN (SELECT n FROM settled)` : sql`true`} AS settled,
+      ${
+        beginning
+          ? sql`(SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id)`
+          : sql`NULL::bigint`
+      } AS started_at_ms,
+      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}
+    FROM input i ORDER BY i.n`.execute(db)
+  return rows.map((row) => ({
+    fenced: row.fenced,
+    settled: row.settled,
+    startedAtMs: row.started_at_ms === null ? null : Number(row.started_at_ms),
+    finished: row.finished,
+  }))
+}

@@ -1,0 +1,216 @@
+/**
+ * The passes a runner runs: at most one live pass per execution (a claim that arrives while it runs
+ * makes it replay once more if it suspends), each writing under the runner's activation of the
+ * owner — one per lease of its bucket, whose first write advances the owner's generation, so
+ * whoever served the owner before can commit nothing more. A lost lease abandons the bucket's
+ * passes; a pass that ends without doing its work hands its timer back (timerHandBack.ts).
+ */
+import type { AkterInternals } from "../akter.js"
+import type { UnstartedExecution } from "../engine/executionStore.js"
+import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
+import type { Logger } from "../log.js"
+import { markWanted } from "../outbox/outboxStore.js"
+import { Activation } from "../owners/fence.js"
+import type { OwnerPlacement } from "../owners/routing.js"
+import { isConnectionMessage } from "../storage/connectionErrors.js"
+import type { DatabaseHealth } from "./databaseHealth.js"
+import type { ClaimedTimer, TimerHandBack } from "./timerHandBack.js"
+
+/** Why a runner abandons the live passes of a bucket whose lease it lost. */
+const LEASE_LOST = "bucket lease lost"
+
+const ownerKeyOf = (owner: OwnerPlacement) =>
+  JSON.stringify([owner.tenant, owner.ownerType, owner.ownerId])
+
+interface LivePass {
+  control: PassControl | undefined
+  /** A claim arrived while the pass ran: replay once more if it suspends. */
+  rerun: boolean
+  readonly bucket: number
+  readonly owner: OwnerPlacement
+}
+
+export interface LivePassesOptions {
+  readonly internals: AkterInternals
+  readonly log: Logger
+  readonly services: PassServices
+  /** The manifests this runner runs: an execution that wants another one is marked for others. */
+  readonly manifests: readonly string[]
+  readonly health: DatabaseHealth
+  readonly handBack: TimerHandBack
+  /** Whether the runner still leases the bucket. */
+  readonly holds: (bucket: number) => boolean
+  /**
+   * Told when an execution's passes here ended: the local time its next timer is due, if its pass
+   * suspended on one, and whether due work should be claimed now (a folded start was refused).
+   */
+  readonly ended: (dueAt: number | undefined, claimNow: boolean) => void
+}
+
+export class LivePasses {
+  private readonly live = new Map<string, LivePass>()
+  private readonly activations = new Map<
+    string,
+    { readonly bucket: number; readonly activation: Activation }
+  >()
+  private draining = false
+
+  constructor(private readonly options: LivePassesOptions) {}
+
+  /** Executions with a live pass. */
+  get size(): number {
+    return this.live.size
+  }
+
+  has(executionId: string): boolean {
+    return this.live.has(executionId)
+  }
+
+  /**
+   * A claim of an execution whose pass runs here: the pass is woken and, if it suspends, replays
+   * once more. False when no pass of it runs here.
+   */
+  rerun(executionId: string): boolean {
+    const existing = this.live.get(executionId)
+    if (existing === undefined) return false
+    existing.rerun = true
+    existing.control?.wake()
+    return true
+  }
+
+  /** The leases of these buckets were lost: their activations are forgotten, their passes abandoned. */
+  leasesLost(buckets: readonly number[]): void {
+    const lost = new Set(buckets)
+    for (const [key, entry] of this.activations)
+      if (lost.has(entry.bucket)) this.activations.delete(key)
+    for (const run of this.live.values()) if (lost.has(run.bucket)) run.control?.abandon(LEASE_LOST)
+  }
+
+  /** Stops every live pass without recording anything; their timers, for the caller to hand back. */
+  drain(): ClaimedTimer[] {
+    this.draining = true
+    const abandoned = [...this.live.entries()].map(([executionId, run]) => ({
+      routingKey: run.owner.routingKey,
+      executionId,
+    }))
+    for (const run of this.live.values()) run.control?.abandon("runner draining")
+    return abandoned
+  }
+
+  /**
+   * The runner's activation of an owner, one per lease of its bucket. Its first write advances the
+   * owner's generation, so whoever served the owner before can commit nothing more.
+   */
+  private activationOf(owner: OwnerPlacement): Activation {
+    const key = ownerKeyOf(owner)
+    let entry = this.activations.get(key)
+    if (entry === undefined) {
+      entry = { bucket: owner.bucket, activation: new Activation(owner) }
+      this.activations.set(key, entry)
+    }
+    return entry.activation
+  }
+
+  /**
+   * Runs passes of the execution until one finishes, fails or suspends with no claim of it pending.
+   * `guest`: the owner's bucket is another runner's (the execution wants a manifest only this runner
+   * serves). `start`: a start this runner took, whose first write records it.
+   */
+  async run(
+    owner: OwnerPlacement,
+    executionId: string,
+    guest = false,
+    /** A start this runner took: its first pass reads nothing, and its first write starts it. */
+    start?: UnstartedExecution,
+  ): Promise<void> {
+    const { internals, log, services, health, handBack } = this.options
+    const entry: LivePass = { control: undefined, rerun: false, bucket: owner.bucket, owner }
+    this.live.set(executionId, entry)
+    internals.wakeups.passStarted(executionId)
+    // A guest's activation is its own, for all its passes: the owner is in another runner's bucket.
+    const guestActivation = guest ? new Activation(owner) : undefined
+    let outcome: PassOutcome | undefined
+    let unstarted = start
+    let claimNow = false
+    try {
+      for (;;) {
+        const activation = guestActivation ?? this.activationOf(owner)
+        outcome = await runPass(
+          services,
+          owner,
+          executionId,
+          activation,
+          (control) => {
+            entry.control = control
+          },
+          { guest, ...(unstarted === undefined ? {} : { start: unstarted }) },
+        )
+        unstarted = undefined
+        if (
+          outcome.kind === "incompatible" &&
+          !this.options.manifests.includes(outcome.manifestHash)
+        ) {
+          // Leave it to a runner of the manifest it needs, wherever its bucket is.
+          await markWanted(
+            internals.storage.db,
+            internals.clock,
+            owner.routingKey,
+            executionId,
+            outcome.manifestHash,
+          )
+        }
+        if (outcome.kind === "abandoned") {
+          if (outcome.reason.includes("StaleGeneration")) {
+            // Another runner activated the owner since: this write, and all after it, are refused.
+            log.info("write refused under a stale generation", { executionId })
+            this.activations.delete(ownerKeyOf(owner))
+            // A start folded into the refused write committed with its timer due now: claim it
+            // under a new activation.
+            if (start !== undefined) claimNow = true
+          } else if (outcome.reason === LEASE_LOST || outcome.reason.includes("LeaseExpired")) {
+            // The runner's own guard, before the fence: its lease lapsed (a pause, a slow heartbeat).
+            log.info("write withheld: the bucket's lease lapsed", { executionId })
+            // Its claim moved the timer a recovery interval ahead; whoever holds the bucket now
+            // (this runner, once its heartbeat takes it back) resumes it at once instead.
+            await handBack.dueNow([{ routingKey: owner.routingKey, executionId }])
+          } else if (isConnectionMessage(outcome.reason)) {
+            // Its claim moved the timer a recovery interval ahead: once the database is back it
+            // is made due at once rather than then.
+            health.failed(new Error(outcome.reason))
+            handBack.whenBack(owner.routingKey, executionId)
+          } else log.debug("pass abandoned", { executionId, reason: outcome.reason })
+        }
+        // A start folded into the pass found the execution already there (a concurrent start of
+        // the same key wrote it first): a claim of it while the pass ran is served now.
+        const attached = outcome.kind === "abandoned" && outcome.reason.includes("StartAttached")
+        if (
+          (outcome.kind !== "suspended" && !attached) ||
+          !entry.rerun ||
+          this.draining ||
+          (!guest && !this.options.holds(owner.bucket))
+        ) {
+          break
+        }
+        entry.rerun = false
+      }
+    } catch (error) {
+      if (health.failed(error)) handBack.whenBack(owner.routingKey, executionId)
+      else log.error("pass failed; its timer resumes it", { executionId, error: String(error) })
+    } finally {
+      // A start whose pass ended before writing it was not taken: its caller writes it. (A start
+      // already told what came of it ignores this.)
+      start?.settled("not-taken")
+      this.live.delete(executionId)
+      // After its slot is free: a caller told of the result may start its next execution here.
+      internals.wakeups.passEnded(
+        executionId,
+        outcome?.kind === "finished" ? outcome.result : undefined,
+      )
+    }
+    const dueAt =
+      outcome?.kind === "suspended" && outcome.dueAtMs !== null
+        ? Date.now() + Math.max(0, outcome.dueAtMs - services.now())
+        : undefined
+    this.options.ended(dueAt, claimNow)
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Surviving StrykerJS mutants that no test can kill because they change nothing observable, each
+ * with the reason. A mutant is matched by its file, mutator, replacement, the source line it is
+ * on (not its line number, so an edit elsewhere does not unlist it) and, where two mutants of a
+ * line are otherwise alike, its column. mutate.ts leaves these out of the score; every other
+ * survivor is reported.
+ */
+
+export interface EquivalentMutant {
+  readonly file: string
+  readonly mutator: string
+  /** The trimmed source line the mutant is on. */
+  readonly source: string
+  /** The mutant's replacement text, when the line has several of this mutator. */
+  readonly replacement?: string
+  /** The mutant's column on that line, when two mutants of the line share mutator and replacement. */
+  readonly column?: number
+  readonly reason: string
+}
+
+const ID = "runtime/model/executionId.ts"
+const VERDICT = "runtime/compatibility/executionVerdict.ts"
+const RULES = "runtime/compatibility/rules.ts"
+const FENCE = "runtime/owners/fence.ts"
+const OUTBOX = "runtime/outbox/outboxStore.ts"
+const LOCK = "cli/compatibility/lockFile.ts"
+const KEY_ORDER = ": Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))"
+const UNIQUE_KEYS = "an object's keys are distinct: the comparator never sees two equal keys"
+const V8_SORT =
+  "V8's sort only asks whether the comparator's result is below 0: 0 and 1 for a greater key sort alike (checked over 2,000 random key sets)"
+const DEFAULT_ENCODING = "Buffer's encoding defaults to UTF-8: an empty encoding name is UTF-8"
+
+export const equivalentMutants: readonly EquivalentMutant[] = [
+  {
+    file: ID,
+    mutator: "StringLiteral",
+    source: 'const utf8Bytes = (text: string) => Buffer.byteLength(text, "utf8")',
+    reason: DEFAULT_ENCODING,
+  },
+  {
+    file: ID,
+    mutator: "StringLiteral",
+    source: '!text.includes("\\0") && Buffer.from(text, "utf8").toString("utf8") === text',
+    replacement: '""',
+    reason: DEFAULT_ENCODING,
+  },
+  { file: ID, mutator: "StringLiteral", source: '"utf8",', reason: DEFAULT_ENCODING },
+  {
+    file: VERDICT,
+    mutator: "ConditionalExpression",
+    source: "if (record.startManifestHash !== compatibilityHashOf(runner)) {",
+    replacement: "true",
+    reason: "comparing a manifest with itself finds nothing: the hash test only saves the work",
+  },
+  {
+    file: VERDICT,
+    mutator: "StringLiteral",
+    source: 'const declaration = stepDeclarationProblem(c, step, written.kind, "declared")',
+    reason: 'stepDeclarationProblem tells only "recorded" apart from any other source',
+  },
+  {
+    file: VERDICT,
+    mutator: "MethodExpression",
+    source: "for (const marker of [...markers].sort()) {",
+    reason: "the problems are sorted by compareFindings, which orders by marker, afterwards",
+  },
+  {
+    file: VERDICT,
+    mutator: "MethodExpression",
+    source: "const problems = drafts",
+    reason:
+      "every rule the verdict applies is an error under START_TO_RUNNER: the severity filter drops nothing",
+  },
+  {
+    file: VERDICT,
+    mutator: "ConditionalExpression",
+    source: '.filter((finding) => finding.severity === "error")',
+    replacement: "true",
+    reason:
+      "every rule the verdict applies is an error under START_TO_RUNNER: the severity filter drops nothing",
+  },
+  {
+    file: RULES,
+    mutator: "ConditionalExpression",
+    source: "...(location === undefined ? {} : { location }),",
+    replacement: "false",
+    reason: "findingOf itself leaves out a location that is undefined",
+  },
+  {
+    file: RULES,
+    mutator: "ConditionalExpression",
+    source: "...(open === undefined ? {} : { open }),",
+    replacement: "false",
+    reason: "findingOf itself leaves out open executions that are undefined",
+  },
+  {
+    file: FENCE,
+    mutator: "ConditionalExpression",
+    source: "while (this.generation === undefined && this.taking !== undefined) {",
+    replacement: "true",
+    reason:
+      "the left operand follows from the right: a write is taking the generation only while none is held, and it clears `taking` before its waiters resume",
+  },
+  {
+    file: FENCE,
+    mutator: "ConditionalExpression",
+    source: "if (generation !== undefined) {",
+    replacement: "true",
+    reason:
+      "sets the held generation to undefined when the write took none, which it already was (the fault point does nothing without a plan)",
+  },
+  {
+    file: RULES,
+    mutator: "ConditionalExpression",
+    source: 'const name = head?.kind === "field" ? head.name : "output"',
+    replacement: "true",
+    reason:
+      "resultPaths gets only refusals resultRefusal placed under output or errors: the head is always a field",
+  },
+  {
+    file: RULES,
+    mutator: "OptionalChaining",
+    source: 'const name = head?.kind === "field" ? head.name : "output"',
+    reason:
+      "resultPaths gets only refusals resultRefusal placed under output or errors: the head is always there",
+  },
+  {
+    file: RULES,
+    mutator: "StringLiteral",
+    source: 'const name = head?.kind === "field" ? head.name : "output"',
+    replacement: '""',
+    reason: "the fallback name is never reached: the head is always a field (see above)",
+  },
+  {
+    file: LOCK,
+    mutator: "EqualityOperator",
+    source: KEY_ORDER,
+    replacement: "a <= b",
+    column: 53,
+    reason: UNIQUE_KEYS,
+  },
+  { file: LOCK, mutator: "EqualityOperator", source: KEY_ORDER, column: 66, reason: V8_SORT },
+  { file: LOCK, mutator: "ConditionalExpression", source: KEY_ORDER, column: 66, reason: V8_SORT },
+  {
+    file: LOCK,
+    mutator: "ConditionalExpression",
+    source: 'if (typeof release !== "number" || !Number.isInteger(release) || release < 1) {',
+    replacement: "false",
+    column: 7,
+    reason:
+      "Number.isInteger is false for anything that is not a number: the typeof test only narrows the type",
+  },
+  {
+    file: LOCK,
+    mutator: "ConditionalExpression",
+    source: 'if (found.length > 0 || typeof release !== "number") continue',
+    replacement: "false",
+    column: 31,
+    reason:
+      "an entry without problems has a positive integer release: the typeof test only narrows the type",
+  },
+  {
+    file: LOCK,
+    mutator: "EqualityOperator",
+    source:
+      "if (seen === undefined || entry.release > seen.release) newest.set(entry.owner, entry)",
+    replacement: "entry.release >= seen.release",
+    reason:
+      "the releases of one owner are distinct (a lock file with two alike is refused; appendReleases numbers each anew)",
+  },
+  {
+    file: LOCK,
+    mutator: "ConditionalExpression",
+    source: "const locked = entries.some((e) => e.owner === manifest.owner && e.hash === hash)",
+    replacement: "true",
+    reason: "the manifest hash covers the owner's name: no entry of another owner has this hash",
+  },
+  {
+    file: LOCK,
+    mutator: "ConditionalExpression",
+    source:
+      "entries = [...entries.filter((e) => !(e.owner === manifest.owner && e.hash === hash)), entry]",
+    replacement: "true",
+    reason: "the manifest hash covers the owner's name: no entry of another owner has this hash",
+  },
+  {
+    file: OUTBOX,
+    mutator: "ConditionalExpression",
+    source: "if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []",
+    replacement: "false",
+    column: 8,
+    reason:
+      "the left operand only saves a round trip: the claim's query matches no row for no buckets and no manifests",
+  },
+  {
+    file: OUTBOX,
+    mutator: "EqualityOperator",
+    source: "if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []",
+    replacement: "limit < 0",
+    reason:
+      "a limit of 0 then reaches the query, whose LIMIT 0 claims nothing: the same empty claim",
+  },
+  {
+    file: RULES,
+    mutator: "ConditionalExpression",
+    source: "if (hash === undefined) {",
+    replacement: "true",
+    reason: "computes the hash again instead of taking the cached one: the same value",
+  },
+]
