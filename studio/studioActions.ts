@@ -11,7 +11,10 @@ import { ForeignTenant, InvalidExecutionId } from "../runtime/errors.js"
 import { decodeExecutionId } from "../runtime/model/executionId.js"
 import { placeOwner, type OwnerPlacement } from "../runtime/owners/routing.js"
 import { sendNotification, WAKE_CHANNEL } from "../runtime/outbox/notifications.js"
-import { nowMs } from "../runtime/storage/clock.js"
+import { openExecutionPart } from "../runtime/engine/executionStore.js"
+import { pendingStepsDueNowPart } from "../runtime/engine/stepStore.js"
+import { pokeTimerDueNowPart } from "../runtime/outbox/outboxStore.js"
+import { composeStatement, countOf, existsIn } from "../runtime/storage/statementParts.js"
 import { studioPage, type StudioFilter } from "./studioQueries.js"
 
 export interface ActionContext {
@@ -43,8 +46,8 @@ export const interruptOne = async (context: ActionContext, executionId: string):
 /**
  * Makes an open execution's pending due times due now: its pending sleep ends, its pending wait
  * times out, its failed activity's next attempt may start, and its timer wakes a runner for it.
- * One statement, only while the execution is open and only moving due times earlier, with the
- * timer poked (its count raised) so that a pass suspending at this moment keeps it due rather
+ * One statement of the executions', steps' and outbox's parts, only while the execution is open
+ * and only moving due times earlier, with the timer poked (its count raised) so that a pass suspending at this moment keeps it due rather
  * than move it later — the rule every emit and interrupt follows. Returns whether anything was due
  * later.
  */
@@ -54,32 +57,20 @@ export const makeTimerDueNow = async (
 ): Promise<boolean> => {
   const internals = internalsOf(context.akter)
   const { owner } = placeExecution(executionId, context.tenant)
-  const now = nowMs(internals.clock)
-  const { rows } = await sql<{ steps: number; timers: number }>`
-    WITH open AS (
-      SELECT 1 FROM akter.executions
-      WHERE routing_key = ${owner.routingKey}::bigint AND execution_id = ${executionId}
-        AND status <> 'finished'
-    ), steps_due AS (
-      UPDATE akter.steps SET due_at_ms = ${now}
-      WHERE routing_key = ${owner.routingKey}::bigint AND execution_id = ${executionId}
-        AND exit IS NULL AND due_at_ms > ${now} AND EXISTS (SELECT 1 FROM open)
-      RETURNING 1
-    ), timer_due AS (
-      UPDATE akter.outbox SET due_at_ms = LEAST(due_at_ms, ${now}), pokes = pokes + 1
-      WHERE routing_key = ${owner.routingKey}::bigint AND kind = 'timer' AND id = ${executionId}
-        AND EXISTS (SELECT 1 FROM open)
-      RETURNING 1
-    )
-    SELECT (SELECT count(*)::int FROM steps_due) AS steps,
-      (SELECT count(*)::int FROM timer_due) AS timers`.execute(internals.storage.db)
-  const moved = (rows[0]?.steps ?? 0) + (rows[0]?.timers ?? 0) > 0
-  if (!moved) return false
+  const open = openExecutionPart(owner, executionId)
+  const steps = pendingStepsDueNowPart(internals.clock, owner, executionId, existsIn(open.name))
+  const timer = pokeTimerDueNowPart(internals.clock, owner, executionId, existsIn(open.name))
+  const { rows } = await composeStatement(
+    [open, steps, timer],
+    sql`${countOf(steps.name)} AS steps, ${countOf(timer.name)} AS timers`,
+  ).execute(internals.storage.db)
+  const moved = { steps: Number(rows[0]?.["steps"] ?? 0), timers: Number(rows[0]?.["timers"] ?? 0) }
+  if (moved.steps + moved.timers === 0) return false
   if (internals.storage.backend === "postgres") {
     await sendNotification(internals.storage.db, WAKE_CHANNEL, String(owner.bucket))
   }
   internals.wakeups.wakeBucket(owner.bucket)
-  internals.log.info("studio: due now", { executionId, actor: context.actor, ...rows[0] })
+  internals.log.info("studio: due now", { executionId, actor: context.actor, ...moved })
   return true
 }
 

@@ -61,3 +61,30 @@ export const earlierOutcome = async (
     .executeTakeFirst()
   return row?.outcome
 }
+
+/**
+ * Retention: deletes up to `limit` receipts created before `cutoffMs`, skipping rows a writer holds.
+ * A client retrying a command after that long applies it anew: the keep period is also the window in
+ * which retries are recognized. Returns how many it deleted.
+ */
+export const pruneExpiredReceipts = async (
+  tx: Tx,
+  cutoffMs: number,
+  limit: number,
+): Promise<number> => {
+  const { rows } = await sql<{ n: number }>`
+    WITH doomed AS (
+      SELECT routing_key, tenant, owner_type, owner_id, command_id FROM akter.receipts
+      WHERE created_at_ms < ${cutoffMs}::bigint
+      ORDER BY created_at_ms
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED),
+    deleted AS (
+      DELETE FROM akter.receipts r USING doomed
+      WHERE r.routing_key = doomed.routing_key AND r.tenant = doomed.tenant
+        AND r.owner_type = doomed.owner_type AND r.owner_id = doomed.owner_id
+        AND r.command_id = doomed.command_id
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM deleted`.execute(tx)
+  return rows[0]!.n
+}

@@ -326,3 +326,55 @@ export const requestInterruptPart = (routingKey: string, executionId: string): S
         AND status <> 'finished'
       RETURNING 1 AS interrupted`,
   )
+
+/**
+ * Retention: up to `limit` executions that finished before `cutoffMs`, locked for their delete and
+ * skipped while a pass or a client holds them. Read by `deleteExpiredExecutionsPart` and by the
+ * parts of other stores that delete what a crash could leave beside them (their timer).
+ */
+export const expiredExecutionsPart = (cutoffMs: number, limit: number): StatementPart =>
+  part(
+    "expired",
+    () => sql`SELECT routing_key, execution_id FROM akter.executions
+      WHERE status = 'finished' AND finished_at_ms < ${cutoffMs}::bigint
+      ORDER BY finished_at_ms
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED`,
+  )
+
+/**
+ * Retention: deletes the executions `expired` selected. Only finished executions past their keep
+ * period are selected, so no pass and no waiting caller can still need them; their steps go with
+ * them by the foreign key's cascade.
+ */
+export const deleteExpiredExecutionsPart = (expired: string): StatementPart =>
+  part(
+    "executions_deleted",
+    () => sql`DELETE FROM akter.executions e USING ${sql.id(expired)} x
+      WHERE e.routing_key = x.routing_key AND e.execution_id = x.execution_id
+      RETURNING 1`,
+  )
+
+/**
+ * Holds every writer of executions off until this transaction ends, waiting at most `timeout` for
+ * those in flight to commit (then it fails with SQLSTATE 55P03, and the transaction rolls back).
+ * Retention takes it before deleting unused manifests: a start records its manifest with `ON
+ * CONFLICT DO NOTHING`, which locks no existing manifest row, so without it a start in flight could
+ * commit an execution under a manifest the delete saw unused.
+ */
+export const holdOffExecutionWrites = async (tx: Queryable, timeout: string): Promise<void> => {
+  await sql`SELECT set_config('lock_timeout', ${timeout}, true)`.execute(tx)
+  await sql`LOCK TABLE akter.executions IN SHARE MODE`.execute(tx)
+}
+
+/**
+ * The execution if it is still open: other parts of an operator's statement condition on it, so
+ * nothing of a finished execution moves.
+ */
+export const openExecutionPart = (owner: OwnerPlacement, executionId: string): StatementPart =>
+  part(
+    "open",
+    () => sql`SELECT 1 FROM akter.executions
+      WHERE routing_key = ${owner.routingKey}::bigint AND execution_id = ${executionId}
+        AND status <> 'finished'`,
+  )

@@ -328,3 +328,22 @@ export const waitingForPart = (owner: OwnerPlacement, event: string): StatementP
         AND e.tenant = ${owner.tenant} AND e.owner_type = ${owner.ownerType}
         AND e.owner_id = ${owner.ownerId} AND e.status <> 'finished'`,
   )
+
+/**
+ * An operator's "due now": the execution's pending due times move to now, never later — its
+ * pending sleep ends, its pending wait times out, its failed activity's next attempt may start.
+ * Settled steps keep theirs (`exit IS NULL`), and only when `when` holds (the execution open).
+ */
+export const pendingStepsDueNowPart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  executionId: string,
+  when: RawBuilder<boolean>,
+): StatementPart =>
+  part(
+    "steps_due",
+    () => sql`UPDATE akter.steps SET due_at_ms = ${nowMs(clock)}
+      WHERE routing_key = ${owner.routingKey}::bigint AND execution_id = ${executionId}
+        AND exit IS NULL AND due_at_ms > ${nowMs(clock)} AND ${when}
+      RETURNING 1`,
+  )

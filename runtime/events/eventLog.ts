@@ -52,3 +52,47 @@ export const eventsAfter = async (
     .orderBy("sequence")
     .limit(limit)
     .execute()
+
+/**
+ * Retention: deletes up to `limit` events emitted before `cutoffMs` that no open execution of their
+ * owner can still read. A wait reads the events after its registration (`wait_after`), and a wait
+ * not yet registered reads those after its execution's cursor, so an event at or below every open
+ * execution's cursor and every pending wait's registration is never read again. A settled wait
+ * recorded the payload it matched, so replays do not need the event either; executions that start
+ * later set their cursor at the owner's last sequence, past every existing event. Rows a writer
+ * holds are skipped. Returns how many it deleted.
+ */
+export const pruneUnreadableEvents = async (
+  tx: Queryable,
+  cutoffMs: number,
+  limit: number,
+): Promise<number> => {
+  const { rows } = await sql<{ n: number }>`
+    WITH doomed AS (
+      SELECT ev.routing_key, ev.tenant, ev.owner_type, ev.owner_id, ev.sequence
+      FROM akter.events ev
+      WHERE ev.emitted_at_ms < ${cutoffMs}::bigint
+        AND NOT EXISTS (
+          SELECT 1 FROM akter.executions e
+          WHERE e.routing_key = ev.routing_key AND e.tenant = ev.tenant
+            AND e.owner_type = ev.owner_type AND e.owner_id = ev.owner_id
+            AND e.status <> 'finished' AND e.event_cursor < ev.sequence)
+        AND NOT EXISTS (
+          SELECT 1 FROM akter.steps s
+          JOIN akter.executions e
+            ON e.routing_key = s.routing_key AND e.execution_id = s.execution_id
+          WHERE s.routing_key = ev.routing_key AND s.kind = 'wait' AND s.exit IS NULL
+            AND e.tenant = ev.tenant AND e.owner_type = ev.owner_type
+            AND e.owner_id = ev.owner_id AND s.wait_after < ev.sequence)
+      ORDER BY ev.emitted_at_ms
+      LIMIT ${limit}
+      FOR UPDATE OF ev SKIP LOCKED),
+    deleted AS (
+      DELETE FROM akter.events ev USING doomed
+      WHERE ev.routing_key = doomed.routing_key AND ev.tenant = doomed.tenant
+        AND ev.owner_type = doomed.owner_type AND ev.owner_id = doomed.owner_id
+        AND ev.sequence = doomed.sequence
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM deleted`.execute(tx)
+  return rows[0]!.n
+}

@@ -268,3 +268,35 @@ export const makeDueNow = async (
       AS t(routing_key, id)
     WHERE o.routing_key = t.routing_key AND o.kind = 'timer' AND o.id = t.id`.execute(db)
 }
+
+/**
+ * Retention: deletes the timers of the executions a part of the statement selected for deletion
+ * (`executions`: routing_key, execution_id). A finish deletes its timer itself; this covers a timer
+ * a crash left beside a finished execution, so no timer outlives its execution.
+ */
+export const deleteTimersOfPart = (executions: string): StatementPart =>
+  part(
+    "timers_deleted",
+    () => sql`DELETE FROM akter.outbox o USING ${sql.id(executions)} x
+      WHERE o.routing_key = x.routing_key AND o.kind = 'timer' AND o.id = x.execution_id
+      RETURNING 1`,
+  )
+
+/**
+ * An operator's "due now": moves the execution's timer due now (never later) and pokes it, so that
+ * a pass suspending at this moment keeps it due rather than move it later — the rule every emit and
+ * interrupt follows. Only an existing timer moves, and only when `when` holds (the execution open).
+ */
+export const pokeTimerDueNowPart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  executionId: string,
+  when: RawBuilder<boolean>,
+): StatementPart =>
+  part(
+    "timer_due",
+    () => sql`UPDATE akter.outbox SET due_at_ms = LEAST(due_at_ms, ${nowMs(clock)}), pokes = pokes + 1
+      WHERE routing_key = ${owner.routingKey}::bigint AND kind = 'timer' AND id = ${executionId}
+        AND ${when}
+      RETURNING 1`,
+  )

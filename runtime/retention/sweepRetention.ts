@@ -4,6 +4,9 @@
  * the keep period, and manifests no open execution uses — keeping, per workflow, the one accepted
  * last, which runners compare their own against.
  *
+ * Each phase's statements belong to the store of the table they delete from; this module only
+ * orders the phases, batches them and holds the sweep lock.
+ *
  * Any runner may sweep at any time: every batch is one short transaction that first takes a
  * transaction-level advisory lock with `pg_try_advisory_xact_lock`, so while one runner sweeps
  * another gives up at once instead of repeating its work, and rows are chosen `FOR UPDATE SKIP
@@ -12,8 +15,18 @@
  */
 import { sql } from "kysely"
 import type { AkterInternals } from "../akter.js"
+import { pruneExpiredReceipts } from "../client/receiptStore.js"
+import {
+  deleteExpiredExecutionsPart,
+  expiredExecutionsPart,
+  holdOffExecutionWrites,
+} from "../engine/executionStore.js"
+import { pruneUnreadableEvents } from "../events/eventLog.js"
+import { deleteTimersOfPart } from "../outbox/outboxStore.js"
 import { nowMs } from "../storage/clock.js"
 import type { Tx } from "../storage/database.js"
+import { countUnusedManifests, pruneUnusedManifests } from "../storage/manifestStore.js"
+import { composeStatement, countOf } from "../storage/statementParts.js"
 
 /** How long finished executions and receipts are kept: 7 days. */
 export const DEFAULT_KEEP_MS = 7 * 24 * 60 * 60 * 1000
@@ -50,122 +63,28 @@ type Batch = (tx: Tx, cutoffMs: number, limit: number) => Promise<number>
 
 /**
  * Deletes finished executions that finished before the cutoff, and any timer left with them (a
- * finish deletes its steps and timer; the cascade and this cover rows a crash could leave).
+ * finish deletes its steps and timer; the cascade and this cover rows a crash could leave): one
+ * statement of the executions' and the outbox's parts.
  */
 const deleteFinishedExecutions: Batch = async (tx, cutoffMs, limit) => {
-  const { rows } = await sql<{ n: number }>`
-    WITH doomed AS (
-      SELECT routing_key, execution_id FROM akter.executions
-      WHERE status = 'finished' AND finished_at_ms < ${cutoffMs}::bigint
-      ORDER BY finished_at_ms
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED),
-    timers AS (
-      DELETE FROM akter.outbox o USING doomed
-      WHERE o.routing_key = doomed.routing_key AND o.kind = 'timer' AND o.id = doomed.execution_id),
-    deleted AS (
-      DELETE FROM akter.executions e USING doomed
-      WHERE e.routing_key = doomed.routing_key AND e.execution_id = doomed.execution_id
-      RETURNING 1)
-    SELECT count(*)::int AS n FROM deleted`.execute(tx)
-  return rows[0]!.n
+  const expired = expiredExecutionsPart(cutoffMs, limit)
+  const deleted = deleteExpiredExecutionsPart(expired.name)
+  const { rows } = await composeStatement(
+    [expired, deleteTimersOfPart(expired.name), deleted],
+    sql`${countOf(deleted.name)} AS n`,
+  ).execute(tx)
+  return rows[0]!["n"] as number
 }
 
 /**
- * Deletes events emitted before the cutoff that no open execution of their owner can still read:
- * a wait reads the events after its registration (`wait_after`), and a wait not yet registered
- * reads those after its execution's cursor, so an event at or below every open execution's cursor
- * and every pending wait's registration is never read again. A settled wait recorded the payload
- * it matched, so replays do not need the event either. Executions that start later set their cursor
- * at the owner's last sequence, past every existing event.
- */
-const pruneEvents: Batch = async (tx, cutoffMs, limit) => {
-  const { rows } = await sql<{ n: number }>`
-    WITH doomed AS (
-      SELECT ev.routing_key, ev.tenant, ev.owner_type, ev.owner_id, ev.sequence
-      FROM akter.events ev
-      WHERE ev.emitted_at_ms < ${cutoffMs}::bigint
-        AND NOT EXISTS (
-          SELECT 1 FROM akter.executions e
-          WHERE e.routing_key = ev.routing_key AND e.tenant = ev.tenant
-            AND e.owner_type = ev.owner_type AND e.owner_id = ev.owner_id
-            AND e.status <> 'finished' AND e.event_cursor < ev.sequence)
-        AND NOT EXISTS (
-          SELECT 1 FROM akter.steps s
-          JOIN akter.executions e
-            ON e.routing_key = s.routing_key AND e.execution_id = s.execution_id
-          WHERE s.routing_key = ev.routing_key AND s.kind = 'wait' AND s.exit IS NULL
-            AND e.tenant = ev.tenant AND e.owner_type = ev.owner_type
-            AND e.owner_id = ev.owner_id AND s.wait_after < ev.sequence)
-      ORDER BY ev.emitted_at_ms
-      LIMIT ${limit}
-      FOR UPDATE OF ev SKIP LOCKED),
-    deleted AS (
-      DELETE FROM akter.events ev USING doomed
-      WHERE ev.routing_key = doomed.routing_key AND ev.tenant = doomed.tenant
-        AND ev.owner_type = doomed.owner_type AND ev.owner_id = doomed.owner_id
-        AND ev.sequence = doomed.sequence
-      RETURNING 1)
-    SELECT count(*)::int AS n FROM deleted`.execute(tx)
-  return rows[0]!.n
-}
-
-/**
- * Deletes receipts created before the cutoff. A client retrying a command after that long applies
- * it anew: the keep period is also the window in which retries are recognized.
- */
-const pruneReceipts: Batch = async (tx, cutoffMs, limit) => {
-  const { rows } = await sql<{ n: number }>`
-    WITH doomed AS (
-      SELECT routing_key, tenant, owner_type, owner_id, command_id FROM akter.receipts
-      WHERE created_at_ms < ${cutoffMs}::bigint
-      ORDER BY created_at_ms
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED),
-    deleted AS (
-      DELETE FROM akter.receipts r USING doomed
-      WHERE r.routing_key = doomed.routing_key AND r.tenant = doomed.tenant
-        AND r.owner_type = doomed.owner_type AND r.owner_id = doomed.owner_id
-        AND r.command_id = doomed.command_id
-      RETURNING 1)
-    SELECT count(*)::int AS n FROM deleted`.execute(tx)
-  return rows[0]!.n
-}
-
-/** Manifests that are neither used by an open execution, nor accepted last, nor within the keep period. */
-const unusedManifests = (cutoffMs: number) => sql`
-  SELECT m.owner_type, m.workflow, m.manifest_hash FROM akter.manifests m
-  WHERE m.accepted_at_ms < ${cutoffMs}::bigint
-    AND m.accepted_at_ms < (
-      SELECT max(latest.accepted_at_ms) FROM akter.manifests latest
-      WHERE latest.owner_type = m.owner_type AND latest.workflow = m.workflow)
-    AND NOT EXISTS (
-      SELECT 1 FROM akter.executions e
-      WHERE e.owner_type = m.owner_type AND e.workflow = m.workflow
-        AND e.manifest_hash = m.manifest_hash AND e.status <> 'finished')`
-
-/**
- * Deletes unused manifests. A start records its manifest with `ON CONFLICT DO NOTHING`, which takes
- * no lock on an existing row, so a start still in flight under a manifest could commit after the
- * delete saw no open execution. `LOCK TABLE … IN SHARE MODE` closes that window: it waits for every
- * transaction writing executions to commit and holds new ones off until this delete commits, so the
- * delete's check sees every started execution. It is taken only when there is something to delete
- * (after a deploy), and gives up after a short timeout rather than stall writers.
+ * Deletes unused manifests. The candidates are counted first, so that writers of executions are
+ * held off (for at most a short timeout, rather than stall them) only when there is something to
+ * delete, after a deploy.
  */
 const pruneManifests: Batch = async (tx, cutoffMs) => {
-  const { rows: candidates } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM (${unusedManifests(cutoffMs)}) unused`.execute(tx)
-  if (candidates[0]!.n === 0) return 0
-  await sql`SELECT set_config('lock_timeout', ${MANIFEST_LOCK_TIMEOUT}, true)`.execute(tx)
-  await sql`LOCK TABLE akter.executions IN SHARE MODE`.execute(tx)
-  const { rows } = await sql<{ n: number }>`
-    WITH deleted AS (
-      DELETE FROM akter.manifests m USING (${unusedManifests(cutoffMs)}) unused
-      WHERE m.owner_type = unused.owner_type AND m.workflow = unused.workflow
-        AND m.manifest_hash = unused.manifest_hash
-      RETURNING 1)
-    SELECT count(*)::int AS n FROM deleted`.execute(tx)
-  return rows[0]!.n
+  if ((await countUnusedManifests(tx, cutoffMs)) === 0) return 0
+  await holdOffExecutionWrites(tx, MANIFEST_LOCK_TIMEOUT)
+  return pruneUnusedManifests(tx, cutoffMs)
 }
 
 /** Whether this transaction holds the sweep lock (released at its end). */
@@ -202,8 +121,8 @@ export const sweepRetention = async (
   const counts = { executions: 0, events: 0, receipts: 0, manifests: 0 }
   const phases: [keyof typeof counts, Batch][] = [
     ["executions", deleteFinishedExecutions],
-    ["events", pruneEvents],
-    ["receipts", pruneReceipts],
+    ["events", pruneUnreadableEvents],
+    ["receipts", pruneExpiredReceipts],
     ["manifests", pruneManifests],
   ]
   for (const [phase, batch] of phases) {

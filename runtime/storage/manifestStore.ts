@@ -86,3 +86,39 @@ export const readManifest = async (
     ? undefined
     : { manifest: row.manifest as CanonicalWorkflow, acceptedAtMs: row.accepted_at_ms }
 }
+
+/** Manifests that are neither used by an open execution, nor accepted last, nor within the keep period. */
+const unusedManifests = (cutoffMs: number) => sql`
+  SELECT m.owner_type, m.workflow, m.manifest_hash FROM akter.manifests m
+  WHERE m.accepted_at_ms < ${cutoffMs}::bigint
+    AND m.accepted_at_ms < (
+      SELECT max(latest.accepted_at_ms) FROM akter.manifests latest
+      WHERE latest.owner_type = m.owner_type AND latest.workflow = m.workflow)
+    AND NOT EXISTS (
+      SELECT 1 FROM akter.executions e
+      WHERE e.owner_type = m.owner_type AND e.workflow = m.workflow
+        AND e.manifest_hash = m.manifest_hash AND e.status <> 'finished')`
+
+/** Retention: how many manifests `pruneUnusedManifests` would delete now. */
+export const countUnusedManifests = async (tx: Queryable, cutoffMs: number): Promise<number> => {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM (${unusedManifests(cutoffMs)}) unused`.execute(tx)
+  return rows[0]!.n
+}
+
+/**
+ * Retention: deletes the manifests no open execution uses, keeping per workflow the one accepted
+ * last (runners compare their own against it) and those within the keep period. Its caller must
+ * first hold writers of executions off (`holdOffExecutionWrites`), so that the check sees every
+ * started execution. Returns how many it deleted.
+ */
+export const pruneUnusedManifests = async (tx: Queryable, cutoffMs: number): Promise<number> => {
+  const { rows } = await sql<{ n: number }>`
+    WITH deleted AS (
+      DELETE FROM akter.manifests m USING (${unusedManifests(cutoffMs)}) unused
+      WHERE m.owner_type = unused.owner_type AND m.workflow = unused.workflow
+        AND m.manifest_hash = unused.manifest_hash
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM deleted`.execute(tx)
+  return rows[0]!.n
+}

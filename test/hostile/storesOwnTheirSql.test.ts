@@ -37,21 +37,9 @@ const STORES: Readonly<Record<string, string>> = {
 /** Modules that write tables they do not own, with why. */
 const FOREIGN_WRITERS: readonly { file: string; tables: readonly string[]; reason: string }[] = [
   {
-    file: "runtime/retention/sweepRetention.ts",
-    tables: ["executions", "outbox", "events", "receipts", "manifests"],
-    reason:
-      "the retention sweep deletes what expired across tables, an execution with the timer a crash left beside it in one statement per batch, under its own lock; no pass or client ever runs it",
-  },
-  {
     file: "runtime/storage/tenantIsolation.ts",
     tables: ["steps", "executions", "owners", "outbox", "receipts", "events", "manifests"],
     reason: "row-level-security policies and grants (DDL) on every table, applied at setup",
-  },
-  {
-    file: "studio/studioActions.ts",
-    tables: ["steps", "outbox"],
-    reason:
-      "an operator's 'due now': one statement that checks the execution is open and moves its pending steps' and timer's due times together; not an engine path",
   },
 ]
 
@@ -68,8 +56,13 @@ const READERS: readonly { file: string; reason: string }[] = [
       "a suspend's check for unseen events (events) and an emit's search for open waits (executions) are parts of the steps' statements",
   },
   {
-    file: "runtime/retention/sweepRetention.ts",
-    reason: "the retention sweep keeps the events a pending wait may still read (steps)",
+    file: "runtime/events/eventLog.ts",
+    reason:
+      "retention keeps the events an open execution (executions) or a pending wait (steps) may still read",
+  },
+  {
+    file: "runtime/storage/manifestStore.ts",
+    reason: "retention keeps the manifests an open execution (executions) started under",
   },
   {
     file: "runtime/inspect/executionQueries.ts",
