@@ -1,11 +1,17 @@
 /**
- * The `activity` step kind in code generation: its manifest entry (input, output, errors, retry,
- * timeout), the retry policy's defaults and checks, the settings registration.ts passes the engine,
+ * The `activity` step kind in code generation: its manifest entry (input, output, errors, retry with
+ * the declared errors it retries, timeout), the retry policy's defaults and checks, the settings registration.ts passes the engine,
  * and `wf.<activity>(input)`. The activities interface an implementation fills is workflowsFile's.
  */
 import type { ActivityStep, RetryPolicy } from "../../runtime/model/stepKinds/activity.js"
 import { formatDuration, type StepPlan } from "../emit/ownerPlan.js"
-import { numberValue, objectLiteral, type ValueSyntax } from "../emit/typeScriptSyntax.js"
+import {
+  arrayLiteral,
+  numberValue,
+  objectLiteral,
+  stringValue,
+  type ValueSyntax,
+} from "../emit/typeScriptSyntax.js"
 import type { ManifestPath } from "../manifest/sourcePositions.js"
 import { z } from "zod"
 import { effectType, errorsOf, joinDocs, outputType } from "./methodParts.js"
@@ -21,12 +27,50 @@ const asMapping = (value: unknown): StepEntry | undefined =>
     ? (value as StepEntry)
     : undefined
 
+/**
+ * The declared errors a policy retries: each must be one the step lists under `errors:`, since an
+ * error it does not list is recorded as a defect (which is retried anyway) and never reaches here.
+ */
+const retriedErrors = (
+  list: unknown,
+  stepErrors: readonly string[],
+  path: ManifestPath,
+  context: StepCheckContext,
+): readonly string[] | undefined => {
+  if (!Array.isArray(list)) return undefined
+  const names: string[] = []
+  list.forEach((item, index) => {
+    if (typeof item !== "string") return
+    if (names.includes(item)) {
+      context.report.error([...path, index], "duplicate-key", `error "${item}" is listed twice`, {
+        hint: "list each error once",
+      })
+    } else if (!stepErrors.includes(item)) {
+      context.report.error(
+        [...path, index],
+        "undeclared-retry-error",
+        `retryOn names "${item}", which activity "${context.name}" does not list under errors:`,
+        {
+          hint:
+            stepErrors.length === 0
+              ? `list it under the step's errors:, or remove it from retryOn (failures that are not declared errors are retried without it)`
+              : `retryOn takes errors the step lists (${stepErrors.join(", ")}); add it to the step's errors:, or remove it`,
+        },
+      )
+    }
+    names.push(item)
+  })
+  return names
+}
+
 const retryPolicy = (
   retry: StepEntry | undefined,
+  stepErrors: readonly string[],
   path: ManifestPath,
   context: StepCheckContext,
 ): RetryPolicy | null => {
   if (retry === undefined) return null
+  const retryOn = retriedErrors(retry["retryOn"], stepErrors, [...path, "retryOn"], context)
   const attempts = retry["attempts"]
   const factor = retry["factor"] ?? DEFAULT_RETRY_FACTOR
   const initial = context.duration(retry, "initial", path)
@@ -50,13 +94,25 @@ const retryPolicy = (
       },
     )
   }
-  return { attempts, initialMs, factor, maxMs }
+  return { attempts, initialMs, factor, maxMs, ...(retryOn === undefined ? {} : { retryOn }) }
 }
 
 const retryDocs = (plan: StepPlan<ActivityStep>): string => {
   if (plan.decl.retry === null) return ""
-  const { attempts, initialMs, factor, maxMs } = plan.decl.retry
-  return ` Up to ${attempts} attempts, ${formatDuration(initialMs)} apart at first, growing ×${factor} to at most ${formatDuration(maxMs)}.`
+  const { attempts, initialMs, factor, maxMs, retryOn = [] } = plan.decl.retry
+  const retried =
+    plan.decl.errors.length === 0
+      ? ""
+      : retryOn.length === 0
+        ? "; a declared error ends it without a retry"
+        : `; of its declared errors only ${retryOn.join(", ")} ${retryOn.length === 1 ? "is" : "are"} retried`
+  return ` Up to ${attempts} attempts, ${formatDuration(initialMs)} apart at first, growing ×${factor} to at most ${formatDuration(maxMs)}${retried}.`
+}
+
+const activityErrorsAndRetry = (step: StepEntry, context: StepCheckContext) => {
+  const errors = context.errorList()
+  const retry = retryPolicy(asMapping(step["retry"]), errors, [...context.path, "retry"], context)
+  return { errors, retry }
 }
 
 export const activityCodegen: StepKindCodegen<ActivityStep> = {
@@ -86,6 +142,11 @@ export const activityCodegen: StepKindCodegen<ActivityStep> = {
         max: duration(
           "Longest delay between attempts (default the larger of initial and 1m).",
         ).optional(),
+        retryOn: errorList
+          .describe(
+            "Declared errors of this step that are retried like a crash; any other declared error ends the activity at once (failures that are not declared errors are always retried).",
+          )
+          .optional(),
       })
       .describe("Retry policy of an activity.")
     return z
@@ -105,8 +166,7 @@ export const activityCodegen: StepKindCodegen<ActivityStep> = {
     ...context.described,
     input: context.type("input", true),
     output: context.type("output", false),
-    errors: context.errorList(),
-    retry: retryPolicy(asMapping(step["retry"]), [...context.path, "retry"], context),
+    ...activityErrorsAndRetry(step, context),
     timeoutMs: context.optionalDuration("timeout"),
   }),
   settings: (plan, { imports }) => {
@@ -121,6 +181,9 @@ export const activityCodegen: StepKindCodegen<ActivityStep> = {
           ["initialMs", numberValue(decl.retry.initialMs)],
           ["factor", numberValue(decl.retry.factor)],
           ["maxMs", numberValue(decl.retry.maxMs)],
+          ...(decl.retry.retryOn === undefined
+            ? []
+            : [["retryOn", arrayLiteral(decl.retry.retryOn.map(stringValue))] as const]),
         ]),
       ])
     }

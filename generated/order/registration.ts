@@ -58,7 +58,13 @@ export const registration: OwnerRegistration = defineOwner({
       steps: {
         reserve: {
           input: FulfillReserveInputSchema,
-          retry: { attempts: 5, initialMs: 1000, factor: 2, maxMs: 60_000 },
+          retry: {
+            attempts: 5,
+            initialMs: 1000,
+            factor: 2,
+            maxMs: 60_000,
+            retryOn: ["OutOfStock"],
+          },
         },
         release: { input: FulfillReleaseInputSchema },
         screen: {},

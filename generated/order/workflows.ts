@@ -30,7 +30,8 @@ import type {
 export interface FulfillSteps extends WorkflowSteps<"fraudCheck"> {
   /**
    * Activity `reserve`: runs its implementation and records the result, once per attempt. Up to
-   * 5 attempts, 1s apart at first, growing ×2 to at most 1m.
+   * 5 attempts, 1s apart at first, growing ×2 to at most 1m; of its declared errors only
+   * OutOfStock is retried.
    */
   reserve(input: FulfillReserveInput): Effect.Effect<FulfillReserveOutput, OutOfStock>
   /**

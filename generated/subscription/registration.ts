@@ -60,7 +60,13 @@ export const registration: OwnerRegistration = defineOwner({
         period: { durationMs: 2_592_000_000 },
         charge: {
           input: BillingCycleChargeInputSchema,
-          retry: { attempts: 4, initialMs: 3_600_000, factor: 3, maxMs: 86_400_000 },
+          retry: {
+            attempts: 4,
+            initialMs: 3_600_000,
+            factor: 3,
+            maxMs: 86_400_000,
+            retryOn: ["CardDeclined"],
+          },
         },
         updated: { timeoutMs: 259_200_000 },
         retryCharge: { input: BillingCycleRetryChargeInputSchema },

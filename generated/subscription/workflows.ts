@@ -36,7 +36,8 @@ export interface BillingCycleSteps extends WorkflowSteps<"dunning"> {
   period(duration?: Duration.Input): Effect.Effect<void>
   /**
    * Activity `charge`: runs its implementation and records the result, once per attempt. Up to 4
-   * attempts, 1h apart at first, growing ×3 to at most 1d.
+   * attempts, 1h apart at first, growing ×3 to at most 1d; of its declared errors only
+   * CardDeclined is retried.
    */
   charge(input: BillingCycleChargeInput): Effect.Effect<BillingCycleChargeOutput, CardDeclined>
   /**

@@ -30,7 +30,8 @@ import type {
 export interface SignUpSteps extends WorkflowSteps<never> {
   /**
    * Activity `sendVerification`: runs its implementation and records the result, once per
-   * attempt. Up to 3 attempts, 200ms apart at first, growing ×2 to at most 1m.
+   * attempt. Up to 3 attempts, 200ms apart at first, growing ×2 to at most 1m; a declared error
+   * ends it without a retry.
    */
   sendVerification(input: SignUpSendVerificationInput): Effect.Effect<void, EmailBounced>
   /**

@@ -216,6 +216,7 @@ describe("the generated registrations", () => {
       initialMs: 1000,
       factor: 2,
       maxMs: 60_000,
+      retryOn: ["OutOfStock"],
     })
     expect(fulfill.steps["coolOff"]).toEqual({ durationMs: 600_000 })
     expect(fulfill.steps["paid"]).toEqual({ timeoutMs: 86_400_000 })

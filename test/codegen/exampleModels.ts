@@ -65,7 +65,13 @@ export const orderManifest: OwnerManifest = {
           input: object({ skus: array(ref("Sku")) }),
           output: object({ reservationId: string }),
           errors: ["OutOfStock"],
-          retry: { attempts: 5, initialMs: 1000, factor: 2, maxMs: MINUTE },
+          retry: {
+            attempts: 5,
+            initialMs: 1000,
+            factor: 2,
+            maxMs: MINUTE,
+            retryOn: ["OutOfStock"],
+          },
           timeoutMs: null,
         },
         release: {
@@ -140,7 +146,7 @@ export const subscriptionManifest: OwnerManifest = {
           input: object({ price: ref("Money"), cycle: integer }),
           output: object({ invoiceId: string }),
           errors: ["CardDeclined"],
-          retry: { attempts: 4, initialMs: HOUR, factor: 3, maxMs: DAY },
+          retry: { attempts: 4, initialMs: HOUR, factor: 3, maxMs: DAY, retryOn: ["CardDeclined"] },
           timeoutMs: null,
         },
         updated: { kind: "wait", event: "PaymentMethodUpdated", timeoutMs: 3 * DAY },

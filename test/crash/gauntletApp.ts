@@ -56,7 +56,7 @@ workflows:
         kind: activity
         output: { attempt: integer }
         errors: [Flake]
-        retry: { attempts: 3, initial: 200ms, factor: 1 }
+        retry: { attempts: 3, initial: 200ms, factor: 1, retryOn: [Flake] }
       spawn: { kind: start, workflow: leaf }
       launch: { kind: activity, input: { victimOwner: string }, output: { victim: string } }
       total: { kind: activity, input: { parts: "integer[]" }, output: { sum: integer } }

@@ -68,6 +68,19 @@ describe("hashes never change with", () => {
     expect(hashesOf(text)).toEqual(base)
   })
 
+  it("retry settings: attempts, backoff, and the declared errors retryOn opts into retries", () => {
+    // Whether an attempt is retried is decided when it fails and recorded with it (its next due
+    // time): replay never reads the policy, so no change to it is a compatibility question.
+    let text = edit(SHOP, "          attempts: 5\n", "          attempts: 2\n          factor: 3\n")
+    expect(hashesOf(text)).toEqual(base)
+    text = edit(
+      text,
+      "          initial: 1s\n",
+      "          initial: 1s\n          retryOn: [OutOfStock]\n",
+    )
+    expect(hashesOf(text)).toEqual(base)
+  })
+
   it("comments, anywhere", () => {
     const text = SHOP.split("\n")
       .map((line, index) =>

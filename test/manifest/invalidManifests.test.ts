@@ -89,6 +89,11 @@ const SINGLE_FILES: Record<string, readonly Expected[]> = {
   "retry-factor-below-one.yaml": [["invalid-retry", 8, 39]],
   "retry-max-below-initial.yaml": [["invalid-retry", 11, 16]],
   "retry-without-attempts.yaml": [["missing-key", 8, 9]],
+  "retry-on-undeclared-error.yaml": [["undeclared-retry-error", 12, 41]],
+  "retry-on-unknown-error.yaml": [
+    ["duplicate-key", 13, 31],
+    ["undeclared-retry-error", 13, 41],
+  ],
   "error-conflict.yaml": [["error-conflict", 11, 7]],
   "name-collision-type-and-input.yaml": [["name-collision", 9, 3]],
   "name-collision-event-and-type.yaml": [["name-collision", 4, 3]],
@@ -183,6 +188,13 @@ describe("diagnostic texts", () => {
     )
     expect(await textOf("unknown-step-kind.yaml")).toContain(
       '"activty" is not a step kind\n  hint: did you mean "activity"?',
+    )
+  })
+
+  it("a retried error the step does not list is named with the errors it does list", async () => {
+    expect(await textOf("retry-on-undeclared-error.yaml")).toBe(
+      `${FIXTURES}/retry-on-undeclared-error.yaml:12:41: error[undeclared-retry-error] retryOn names "Expired", which activity "pay" does not list under errors:\n` +
+        "  hint: retryOn takes errors the step lists (Declined); add it to the step's errors:, or remove it",
     )
   })
 

@@ -30,7 +30,7 @@ workflows:
         input: { label: string, failFirst: boolean }
         output: { key: string, attempt: integer }
         errors: [Flake]
-        retry: { attempts: 3, initial: 50ms, factor: 1 }
+        retry: { attempts: 3, initial: 50ms, factor: 1, retryOn: [Flake] }
       after: { kind: activity, output: { done: boolean } }
   twoWaits:
     output: { first: integer, second: integer }

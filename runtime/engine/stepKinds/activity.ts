@@ -2,7 +2,8 @@
  * The `activity` step. Each attempt is its own row, inserted pending before the code runs, so a
  * rerun after a crash is the same attempt with the same idempotency key; the attempt is settled
  * once, and a failed attempt with retries left records when the next may start (a durable backoff:
- * the wait survives a crash like a sleep does). Replay returns the last attempt's recorded exit.
+ * the wait survives a crash like a sleep does). A declared error is retried only when the policy
+ * names it. Replay returns the last attempt's recorded exit.
  */
 import { createHash } from "node:crypto"
 import * as Cause from "effect/Cause"
@@ -122,6 +123,22 @@ const runAttempt = (
   )
 }
 
+/**
+ * Whether a failed attempt may be retried: a defect (a crash, a timeout, an undeclared error) is,
+ * a declared error only when the policy opts it in — a declared error is a business outcome that
+ * the next attempt would most likely repeat.
+ */
+const retriable = (policy: RetryPolicy, exit: RecordedExit): boolean => {
+  switch (exit._tag) {
+    case "Success":
+      return false
+    case "Die":
+      return true
+    case "Failure":
+      return policy.retryOn?.includes(exit.error._tag) ?? false
+  }
+}
+
 const pendingRow = (step: string, attempt: number, startedAtMs: number): StepRow =>
   stepRow({ step, attempt, kind: "activity", started_at_ms: startedAtMs })
 
@@ -187,10 +204,10 @@ const activityMethod =
         if (outcome === undefined) return yield* Effect.interrupt
         const policy = settings.retry
         const retry =
-          outcome.exit._tag !== "Success" &&
-          !outcome.outcomeUnknown &&
           policy !== undefined &&
-          attempt < policy.attempts
+          !outcome.outcomeUnknown &&
+          attempt < policy.attempts &&
+          retriable(policy, outcome.exit)
         const retryAtMs = retry ? env.now() + backoffMs(policy!, attempt) : undefined
         const stored = encodeExit(outcome.exit)
         env.holdSettle({

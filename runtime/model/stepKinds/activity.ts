@@ -1,6 +1,7 @@
 /**
  * The `activity` step kind in the model: code with a declared input, output and errors, run once
- * per attempt under a retry policy. Its canonical form keeps the result types; the retry policy and
+ * per attempt under a retry policy (which retries failures that are not declared errors, and the
+ * declared errors it names). Its canonical form keeps the result types; the retry policy and
  * the timeout are settings, never hashed.
  */
 import type { TypeNode } from "../typeModel.js"
@@ -13,6 +14,11 @@ export interface RetryPolicy {
   readonly initialMs: number
   readonly factor: number
   readonly maxMs: number
+  /**
+   * Declared errors that are retried like a crash. A declared error not listed ends the activity
+   * at its first occurrence (a business outcome, not a fault); absent: none is retried.
+   */
+  readonly retryOn?: readonly string[]
 }
 
 export interface ActivityStep {
