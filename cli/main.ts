@@ -57,6 +57,10 @@ const commands: Readonly<Record<string, Command>> = {
     summary: "list executions, or show one with its steps, markers and timer (read-only)",
     load: () => import("./inspect.js"),
   },
+  schedule: {
+    summary: "list the schedules runners tick, or pause or resume one",
+    load: () => import("./schedule.js"),
+  },
   studio: {
     summary: "serve the web dashboard of executions, owners and runners on 127.0.0.1",
     load: () => import("./studio.js"),

@@ -16,6 +16,19 @@ import {
   type WorkflowDecl,
 } from "../../runtime/model/manifest.js"
 import { stepKindModelOf } from "../../runtime/model/stepKinds/stepKinds.js"
+import {
+  cronProblem,
+  DEFAULT_CATCH_UP,
+  DEFAULT_OVERLAP,
+  DEFAULT_TIME_ZONE,
+  MIN_INTERVAL_MS,
+  timeZoneProblem,
+  type CatchUpPolicy,
+  type OverlapPolicy,
+  type ScheduleDecl,
+} from "../../runtime/model/schedule.js"
+import { schemaOf } from "../../runtime/model/schemaOf.js"
+import { checkOwnerId } from "../../runtime/model/ownerIds.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
 import type { StartTarget, StepCheckContext } from "../stepKinds/stepKindCodegen.js"
 import { stepKindCodegens } from "../stepKinds/stepKinds.js"
@@ -128,6 +141,7 @@ class ManifestChecker {
       this.checkErrorConflicts(workflows)
       this.checkNameCollisions(events ?? {}, workflows)
     }
+    const schedules = this.checkSchedules(workflows, workflowNames)
     const result = { owner: this.owner, workflows: workflowNames, startTargets: this.startTargets }
     if (this.report.hasErrors || this.owner === undefined || events === undefined) {
       return { ...result, manifest: undefined }
@@ -140,6 +154,7 @@ class ManifestChecker {
       types: this.types,
       events,
       workflows,
+      ...(Object.keys(schedules).length === 0 ? {} : { schedules }),
     }
     return { ...result, manifest }
   }
@@ -426,6 +441,161 @@ class ManifestChecker {
     }
     const decl = stepKindCodegens[kind as StepKind].check(step, context)
     return complete ? decl : undefined
+  }
+
+  /**
+   * Each schedule names a workflow of this manifest that takes its key from the start's command id
+   * (a tick's key is derived from the schedule and the tick), a readable cron expression in a known
+   * time zone or an interval of at least a second (exactly one of them), and an input of the
+   * workflow's input type. Reports what is wrong; returns the schedules that are right.
+   */
+  private checkSchedules(
+    workflows: Readonly<Record<string, WorkflowDecl>>,
+    workflowNames: ReadonlySet<string>,
+  ): Record<string, ScheduleDecl> {
+    const schedules: Record<string, ScheduleDecl> = {}
+    for (const [name, value] of Object.entries(asMapping(this.root?.["schedules"]) ?? {})) {
+      const body = asMapping(value)
+      if (body === undefined) continue // format reported it
+      const path = ["schedules", name]
+      let complete = true
+      const fail = (key: string, rule: string, message: string, hint: string) => {
+        this.report.error([...path, key], rule, message, { hint })
+        complete = false
+      }
+      const workflowName = stringAt(body, "workflow")
+      const workflow = workflowName === undefined ? undefined : workflows[workflowName]
+      if (workflowName !== undefined && !workflowNames.has(workflowName)) {
+        fail(
+          "workflow",
+          "unknown-workflow",
+          `schedule "${name}" starts workflow "${workflowName}", which this manifest does not declare`,
+          didYouMean(workflowName, workflowNames) ??
+            "a schedule starts a workflow of its own manifest",
+        )
+      } else if (workflow !== undefined && workflow.key !== null) {
+        fail(
+          "workflow",
+          "schedule-keyed-workflow",
+          `workflow "${workflowName}" takes its execution key from input field "${workflow.key}", so every tick of schedule "${name}" would name the same execution`,
+          `remove key: from workflow "${workflowName}" (a tick's key is derived from the schedule and the tick time), or schedule a workflow without one`,
+        )
+      }
+      const cron = stringAt(body, "cron")
+      const every = stringAt(body, "every")
+      const timeZone = stringAt(body, "timeZone")
+      const hasCron = Object.hasOwn(body, "cron")
+      if (hasCron === Object.hasOwn(body, "every")) {
+        this.report.error(
+          hasCron ? [...path, "every"] : path,
+          "schedule-timing",
+          hasCron
+            ? `schedule "${name}" declares both cron: and every:`
+            : `schedule "${name}" declares neither cron: nor every:`,
+          {
+            at: "key",
+            hint: "write exactly one: cron: '30 2 * * *' (with timeZone:) or every: 15m",
+          },
+        )
+        complete = false
+      }
+      if (timeZone !== undefined && cron === undefined && every !== undefined) {
+        fail(
+          "timeZone",
+          "schedule-timing",
+          `timeZone applies to a cron expression; schedule "${name}" runs every ${every}`,
+          "remove timeZone:, or use cron:",
+        )
+      }
+      const zoneProblem = timeZone === undefined ? undefined : timeZoneProblem(timeZone)
+      if (zoneProblem !== undefined) {
+        fail(
+          "timeZone",
+          "invalid-time-zone",
+          zoneProblem,
+          "write an IANA time zone name such as UTC, Europe/Berlin or America/New_York",
+        )
+      }
+      if (cron !== undefined && zoneProblem === undefined) {
+        const problem = cronProblem(cron, timeZone ?? DEFAULT_TIME_ZONE)
+        if (problem !== undefined) {
+          fail(
+            "cron",
+            "invalid-cron",
+            `"${cron}" is not a cron expression: ${problem.replace(/^CronPattern: /, "")}`,
+            "write five fields: minute hour day-of-month month day-of-week, e.g. '30 2 * * *' (every day at 02:30)",
+          )
+        }
+      }
+      let everyMs: number | null = null
+      if (every !== undefined) {
+        const ms = this.duration(body, "every", path)
+        if (ms === undefined || ms === null) complete = false
+        else if (ms < MIN_INTERVAL_MS) {
+          fail(
+            "every",
+            "schedule-timing",
+            `schedule "${name}" ticks every ${every}; the shortest interval is 1s`,
+            "write every: 1s or longer",
+          )
+        } else everyMs = ms
+      }
+      const ownerId = stringAt(body, "ownerId")
+      const ownerProblem = ownerId === undefined ? undefined : checkOwnerId(ownerId)
+      if (ownerProblem !== undefined) {
+        fail(
+          "ownerId",
+          "invalid-owner-id",
+          `ownerId ${ownerProblem.issues[0]?.message ?? "is not an owner id"}`,
+          "write the id of the owner each tick's execution belongs to",
+        )
+      }
+      const input = Object.hasOwn(body, "input") ? body["input"] : undefined
+      if (workflow !== undefined) {
+        if (workflow.input === null && input !== undefined) {
+          fail(
+            "input",
+            "schedule-input",
+            `workflow "${workflowName}" takes no input, but schedule "${name}" gives one`,
+            "remove input:",
+          )
+        } else if (workflow.input !== null) {
+          const schema = schemaOf(canonicalType(workflow.input, this.types), "strict")
+          const parsed = schema.safeParse(input)
+          if (!parsed.success) {
+            complete = false
+            for (const issue of parsed.error.issues) {
+              const at = issue.path.map((segment) =>
+                typeof segment === "number" ? segment : String(segment),
+              )
+              this.report.error(
+                [...path, "input", ...at],
+                "schedule-input",
+                input === undefined
+                  ? `schedule "${name}" gives no input; workflow "${workflowName}" takes one`
+                  : `the input of schedule "${name}"${at.length === 0 ? "" : ` at ${at.join(".")}`} does not fit the input of workflow "${workflowName}": ${issue.message}`,
+                { hint: `write an input: of workflow "${workflowName}"'s input type` },
+              )
+            }
+          }
+        }
+      }
+      if (!complete || workflow === undefined || ownerId === undefined) continue
+      if (cron === undefined && everyMs === null) continue
+      const description = stringAt(body, "description")
+      setEntry(schedules, name, {
+        ...(description === undefined ? {} : { description }),
+        workflow: workflowName!,
+        cron: cron ?? null,
+        timeZone: cron === undefined ? DEFAULT_TIME_ZONE : (timeZone ?? DEFAULT_TIME_ZONE),
+        everyMs,
+        ownerId,
+        input: input ?? null,
+        overlap: (stringAt(body, "overlap") ?? DEFAULT_OVERLAP) as OverlapPolicy,
+        catchUp: (stringAt(body, "catchUp") ?? DEFAULT_CATCH_UP) as CatchUpPolicy,
+      })
+    }
+    return schedules
   }
 
   /** One owner has one class per error name, so equal names must mean equal payloads. */

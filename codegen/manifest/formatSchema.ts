@@ -15,12 +15,14 @@ import {
   FIELD_NAME,
   MARKER_NAME,
   OWNER_NAME,
+  SCHEDULE_NAME,
   STEP_NAME,
   TYPE_NAME,
   WORKFLOW_NAME,
 } from "./names.js"
 import { ruled, type FormatRule } from "./formatRules.js"
 import { STEP_KINDS } from "../../runtime/model/stepKinds/stepKinds.js"
+import { CATCH_UP_POLICIES, OVERLAP_POLICIES } from "../../runtime/model/schedule.js"
 import { stepKindCodegens } from "../stepKinds/stepKinds.js"
 import type { StepFormatParts } from "../stepKinds/stepKindCodegen.js"
 
@@ -177,6 +179,53 @@ export const manifestFormat = (type: z.ZodType) => {
     })
     .describe("A workflow of this owner.")
 
+  const schedule = z
+    .strictObject({
+      description: description.optional(),
+      workflow: z.string().describe("The workflow of this manifest each tick starts."),
+      cron: ruled(
+        z
+          .string()
+          .describe(
+            "A five-field cron expression (minute hour day-of-month month day-of-week), e.g. '30 2 * * *'; or write every:.",
+          ),
+        { rule: "invalid-cron", expected: "a five-field cron expression such as '30 2 * * *'" },
+      ).optional(),
+      timeZone: z
+        .string()
+        .describe(
+          "The IANA time zone the cron expression is read in, e.g. Europe/Berlin (default UTC).",
+        )
+        .optional(),
+      every: duration(
+        "A fixed interval, e.g. 15m; ticks fall on multiples of it since 1970-01-01T00:00Z. Or write cron:.",
+      ).optional(),
+      ownerId: z.string().describe("The owner id each tick's execution belongs to."),
+      input: z
+        .unknown()
+        .describe("The start input of each tick, checked against the workflow's input type.")
+        .optional(),
+      overlap: ruled(
+        z
+          .enum(OVERLAP_POLICIES)
+          .describe(
+            "While the previous tick's execution is open: skip the tick (default), allow it, or queue it to start when that one finishes (at most one waits).",
+          ),
+        { rule: "invalid-policy", expected: `one of ${OVERLAP_POLICIES.join(", ")}` },
+      ).optional(),
+      catchUp: ruled(
+        z
+          .enum(CATCH_UP_POLICIES)
+          .describe(
+            "Ticks missed while no runner ticked the schedule: start the latest (default), all of them, or none.",
+          ),
+        { rule: "invalid-policy", expected: `one of ${CATCH_UP_POLICIES.join(", ")}` },
+      ).optional(),
+    })
+    .describe(
+      "A schedule that starts a workflow of this owner on a cron expression or an interval.",
+    )
+
   return z
     .strictObject({
       akter: ruled(z.literal(1).describe("The manifest format version."), {
@@ -199,6 +248,10 @@ export const manifestFormat = (type: z.ZodType) => {
           at: "key",
         },
       ),
+      schedules: z
+        .record(name(SCHEDULE_NAME, "a schedule name"), schedule)
+        .describe("Schedules that start this owner's workflows, by name.")
+        .optional(),
     })
     .describe("An akter manifest: one owner type and its workflows.")
 }

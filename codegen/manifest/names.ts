@@ -12,6 +12,8 @@ export const TYPE_NAME = /^[A-Z][A-Za-z0-9]*$/
 export const EVENT_NAME = /^[A-Za-z][A-Za-z0-9]*$/
 export const WORKFLOW_NAME = /^[A-Za-z][A-Za-z0-9]*$/
 export const ERROR_NAME = TYPE_NAME
+/** Schedules: `nightlyReport`; a schedule's name is part of the execution keys of its ticks. */
+export const SCHEDULE_NAME = /^[A-Za-z][A-Za-z0-9]*$/
 /** Steps and version markers may also use `.`, `_` and `-`: `fraud-check.v2`. */
 export const STEP_NAME = /^[A-Za-z][A-Za-z0-9._-]*$/
 export const MARKER_NAME = STEP_NAME

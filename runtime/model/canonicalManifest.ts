@@ -3,7 +3,8 @@
  * recorded data can still be read and recorded step sequences still replayed is kept: kinds, result
  * types, events, markers, inputs and outputs. Descriptions, key order, step order, YAML style, the
  * names of named types, retry policies, timeouts, default durations and the key field are not, so
- * they never move a hash.
+ * they never move a hash. Schedules are kept too (not for replay: so that `akter check` can compare
+ * them against the lock file), and so move the manifest's hash but no workflow's.
  */
 import { canonicalType } from "./canonicalType.js"
 import { hashOf, type Hash } from "./hash.js"
@@ -11,6 +12,7 @@ import type { MarkerRange, OwnerManifest, StepDecl, WorkflowDecl } from "./manif
 import type { CanonicalContext } from "./stepKinds/stepKindModel.js"
 import { stepKindModelOf, type CanonicalStep } from "./stepKinds/stepKinds.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
+import { canonicalSchedule, type CanonicalSchedule } from "./schedule.js"
 
 export type { CanonicalStep } from "./stepKinds/stepKinds.js"
 
@@ -29,6 +31,11 @@ export interface CanonicalOwner {
   readonly owner: string
   readonly events: Readonly<Record<string, TypeNode>>
   readonly workflows: Readonly<Record<string, CanonicalWorkflow>>
+  /**
+   * Present only when the manifest declares a schedule, so that adding schedules to akter moved no
+   * hash of a manifest without them.
+   */
+  readonly schedules?: Readonly<Record<string, CanonicalSchedule>>
 }
 
 export interface WorkflowHashes {
@@ -113,7 +120,17 @@ export const canonicalOwner = (manifest: OwnerManifest): CanonicalOwner => {
   for (const name of Object.keys(manifest.workflows).sort()) {
     workflows[name] = canonicalWorkflow(manifest, name)
   }
-  return { format: 1, owner: manifest.owner, events, workflows }
+  const schedules: Record<string, CanonicalSchedule> = {}
+  for (const name of Object.keys(manifest.schedules ?? {}).sort()) {
+    schedules[name] = canonicalSchedule(manifest.schedules![name]!)
+  }
+  return {
+    format: 1,
+    owner: manifest.owner,
+    events,
+    workflows,
+    ...(Object.keys(schedules).length === 0 ? {} : { schedules }),
+  }
 }
 
 /**

@@ -6,12 +6,14 @@
  */
 import type { StepDecl } from "./stepKinds/stepKinds.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
+import type { ScheduleDecl } from "./schedule.js"
 
 export type { ActivityStep, RetryPolicy } from "./stepKinds/activity.js"
 export type { RaceStep } from "./stepKinds/race.js"
 export type { SleepStep } from "./stepKinds/sleep.js"
 export type { StartStep } from "./stepKinds/start.js"
 export type { WaitStep } from "./stepKinds/wait.js"
+export type { ScheduleDecl } from "./schedule.js"
 export { STEP_KINDS, type StepDecl, type StepKind } from "./stepKinds/stepKinds.js"
 
 export const MANIFEST_FORMAT = 1
@@ -23,6 +25,8 @@ export interface OwnerManifest {
   readonly types: NamedTypes
   readonly events: Readonly<Record<string, EventDecl>>
   readonly workflows: Readonly<Record<string, WorkflowDecl>>
+  /** Schedules that start workflows of this owner; absent or empty when it declares none. */
+  readonly schedules?: Readonly<Record<string, ScheduleDecl>>
 }
 
 export interface EventDecl {

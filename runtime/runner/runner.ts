@@ -4,7 +4,7 @@
  * work (claimLoop.ts), the passes it runs (livePasses.ts), the timers it hands back
  * (timerHandBack.ts), the relay of staged starts (startRelay.ts), the starts of its own process it
  * takes (localStartAcceptor.ts), lease-release signals (leaseReleaseSignals.ts), retention sweeps
- * (retentionSweeps.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
+ * (retentionSweeps.ts), the ticks of its workflows' schedules (scheduleTicker.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
  * in order. Live passes are only a cache of the replay: everything needed to continue is in the
  * database.
  */
@@ -27,6 +27,7 @@ import { LeaseKeeper, type LeaseChange } from "./leases.js"
 import { LivePasses } from "./livePasses.js"
 import { acceptLocalStarts } from "./localStartAcceptor.js"
 import { scheduleRetentionSweeps } from "./retentionSweeps.js"
+import { startScheduleTicker } from "./scheduleTicker.js"
 import { servedWorkflows, workflowKeyOf } from "./servedWorkflows.js"
 import { relayClaimedStart } from "./startRelay.js"
 import { TimerHandBack } from "./timerHandBack.js"
@@ -247,6 +248,18 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     buckets: () => leases.buckets.length,
     passes: () => passes.size,
   })
+  const stopTicking = await startScheduleTicker({
+    akter: options.akter,
+    internals,
+    log,
+    health,
+    runnerId: id,
+    owners: [...new Set(served.registered.map((workflow) => workflow.owner))].map((owner) =>
+      served.owners.get(owner)!,
+    ),
+    implements: (owner, workflow) => served.implementations.has(workflowKeyOf(owner, workflow)),
+    track,
+  })
   log.info("runner started", {
     workflows: [...served.implementations.keys()],
     backend: internals.storage.backend,
@@ -258,6 +271,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (draining) return
     draining = true
     claims.stop()
+    stopTicking()
     stopSweeping()
     stopBucketWakeups()
     leaseReleases.stopHearing()

@@ -134,6 +134,20 @@ export interface LeasesTable {
   expires_at_ms: Generated<number>
 }
 
+export interface SchedulesTable {
+  owner_type: string
+  schedule: string
+  definition: string
+  next_tick_ms: number | null
+  queued_tick_ms: number | null
+  last_execution_id: string | null
+  last_tick_ms: number | null
+  paused: Generated<boolean>
+  claimed_by: string | null
+  claimed_until_ms: Generated<number>
+  updated_at_ms: number
+}
+
 export interface MigrationsTable {
   name: string
   checksum: string
@@ -150,6 +164,7 @@ export interface Database {
   "akter.receipts": ReceiptsTable
   "akter.runners": RunnersTable
   "akter.leases": LeasesTable
+  "akter.schedules": SchedulesTable
   "akter.migrations": MigrationsTable
 }
 

@@ -31,6 +31,7 @@ const STORES: Readonly<Record<string, string>> = {
   receipts: "runtime/client/receiptStore.ts",
   runners: "runtime/runner/leaseStore.ts",
   leases: "runtime/runner/leaseStore.ts",
+  schedules: "runtime/schedules/scheduleStore.ts",
   migrations: "runtime/storage/migrator.ts",
 }
 
