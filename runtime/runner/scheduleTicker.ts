@@ -206,8 +206,12 @@ export const startScheduleTicker = async (options: ScheduleTickerOptions): Promi
       row.next_tick_ms === null ||
       row.next_tick_ms <= nowMs ||
       row.definition !== entry.declared.definition
-    // Another runner is deciding it: look again when its claim lapses, if it has not decided by then.
-    if (due) return Math.max(nowMs + MIN_RETRY_MS, row.claimed_until_ms)
+    // Another runner is deciding it: look again at the next tick (it will have decided this one
+    // by then), or when its claim lapses if that comes first (it may have died deciding).
+    if (due) {
+      const next = nextTickAfter(entry.schedule, nowMs) ?? row.claimed_until_ms
+      return Math.max(nowMs + MIN_RETRY_MS, Math.min(next, row.claimed_until_ms))
+    }
     return row.next_tick_ms ?? undefined
   }
 
@@ -246,6 +250,11 @@ export const startScheduleTicker = async (options: ScheduleTickerOptions): Promi
       }
       const execution = await entry.client.start(schedule.ownerId, schedule.input ?? undefined, {
         commandId: scheduleCommandId(declared.schedule, tick),
+      })
+      log.info("schedule tick started", {
+        ...declared,
+        tick: new Date(tick).toISOString(),
+        executionId: execution.executionId,
       })
       lastExecutionId = execution.executionId
       lastTickMs = tick
