@@ -24,7 +24,14 @@ export interface PageContext {
   readonly backend: string
 }
 
-export const STATUS_CHOICES = ["open", "running", "suspended", "finished", ...OUTCOMES] as const
+export const STATUS_CHOICES = [
+  "open",
+  "queued",
+  "running",
+  "suspended",
+  "finished",
+  ...OUTCOMES,
+] as const
 
 export const formatTime = (ms: number | null | undefined): string =>
   ms === null || ms === undefined
@@ -140,9 +147,11 @@ export const overviewPage = (context: PageContext, figures: OverviewFigures): st
   }
   for (const row of figures.open) add(row.ownerType, row.workflow, row.status, row.count)
   for (const row of figures.finishedToday) add(row.ownerType, row.workflow, row.outcome, row.count)
-  const columns = ["running", "suspended", ...OUTCOMES, "unknown"].filter(
-    (column) =>
-      column !== "unknown" || figures.finishedToday.some((row) => row.outcome === "unknown"),
+  // Queued (concurrency keys) and unknown outcomes show only when there are some.
+  const columns = ["queued", "running", "suspended", ...OUTCOMES, "unknown"].filter((column) =>
+    column === "unknown"
+      ? figures.finishedToday.some((row) => row.outcome === "unknown")
+      : column !== "queued" || figures.open.some((row) => row.status === "queued"),
   )
   const listHref = (workflow: string, status: string) => {
     const dot = workflow.indexOf(".")

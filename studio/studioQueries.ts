@@ -66,7 +66,7 @@ const summaryOf = (row: {
   workflow: string
   execution_key: string
   manifest_hash: string
-  status: "running" | "suspended" | "finished"
+  status: "queued" | "running" | "suspended" | "finished"
   interrupt: boolean
   result: Buffer | null
   started_at_ms: number

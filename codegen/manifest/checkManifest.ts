@@ -32,6 +32,7 @@ import { checkOwnerId } from "../../runtime/model/ownerIds.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
 import type { StartTarget, StepCheckContext } from "../stepKinds/stepKindCodegen.js"
 import { stepKindCodegens } from "../stepKinds/stepKinds.js"
+import { checkConcurrency } from "./concurrencyChecks.js"
 import { didYouMean } from "./didYouMean.js"
 import { DURATION_FORMAT, DURATION_HINT, parseDuration } from "./durations.js"
 import { manifestFormatSchema } from "./formatSchema.js"
@@ -263,6 +264,12 @@ class ManifestChecker {
 
     const key = stringAt(body, "key") ?? null
     if (key !== null && complete) this.checkKeyField(key, input, [...path, "key"])
+    const concurrency = complete
+      ? checkConcurrency(body["concurrency"], input, this.types, this.report, [
+          ...path,
+          "concurrency",
+        ])
+      : undefined
 
     const versions: Record<string, MarkerRange> = {}
     for (const [marker, rangeValue] of Object.entries(asMapping(body["versions"]) ?? {})) {
@@ -302,6 +309,7 @@ class ManifestChecker {
       output,
       errors,
       key,
+      ...(concurrency === undefined ? {} : { concurrency }),
       versions,
       steps,
     }

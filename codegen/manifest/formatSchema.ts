@@ -56,6 +56,14 @@ export const CONSTRUCT_KEYS = ["enum", "oneOf", "record", "array", "type", "obje
 /** A type written as a string: a scalar or named type, then any number of `[]`. */
 export const TYPE_REFERENCE = /^[A-Za-z][A-Za-z0-9]*(\[\])*$/
 
+/** A concurrency key: field names joined by dots, into nested objects of the input. */
+export const CONCURRENCY_KEY_PATH = new RegExp(
+  `^${FIELD_NAME.source.slice(1, -1)}(\\.${FIELD_NAME.source.slice(1, -1)})*$`,
+)
+
+/** The highest concurrency limit a manifest may declare. */
+export const MAX_CONCURRENCY_LIMIT = 10_000
+
 /** A key of an object type: a field name, `?` appended for an optional field. */
 export const OPTIONAL_FIELD_KEY = new RegExp(`^${FIELD_NAME.source.slice(1, -1)}\\??$`)
 
@@ -154,6 +162,37 @@ export const manifestFormat = (type: z.ZodType) => {
     })
     .describe("Replayable range of a version marker: 0 ≤ min ≤ current, current ≥ 1.")
 
+  const concurrency = z
+    .strictObject({
+      key: ruled(
+        z
+          .string()
+          .regex(CONCURRENCY_KEY_PATH)
+          .describe(
+            "Path of a required string, integer, boolean or enum field of the input (dots go into nested objects, e.g. customer.id): executions with the same value form one group.",
+          ),
+        {
+          rule: "invalid-concurrency-key",
+          expected: "a field path such as customerId or customer.id",
+        },
+      ),
+      limit: ruled(
+        z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_CONCURRENCY_LIMIT)
+          .describe("How many executions of one group run at once; the others wait, in order."),
+        {
+          rule: "invalid-concurrency",
+          expected: `an integer from 1 to ${MAX_CONCURRENCY_LIMIT}`,
+        },
+      ),
+    })
+    .describe(
+      "A concurrency key: at most `limit` executions per value of an input field run at once across all runners; later ones are queued and start, in order, as earlier ones finish.",
+    )
+
   const workflow = z
     .strictObject({
       description: description.optional(),
@@ -166,6 +205,7 @@ export const manifestFormat = (type: z.ZodType) => {
         .string()
         .describe("A required string field of the input that the execution key is taken from.")
         .optional(),
+      concurrency: concurrency.optional(),
       versions: z
         .record(name(MARKER_NAME, "a marker name"), markerRange)
         .describe("Version markers.")

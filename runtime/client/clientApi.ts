@@ -27,7 +27,11 @@ export type ExecutionResult<O, E> =
 
 export type ExecutionStatus<O, E> =
   | { readonly status: "unknown" }
-  | { readonly status: "running" | "suspended"; readonly interrupting: boolean }
+  /**
+   * `queued`: its workflow's concurrency key holds it until an execution of its group finishes
+   * (see the README's concurrency keys).
+   */
+  | { readonly status: "queued" | "running" | "suspended"; readonly interrupting: boolean }
   | { readonly status: "finished"; readonly result: ExecutionResult<O, E> }
 
 export interface StartOptions {

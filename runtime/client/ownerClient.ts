@@ -42,7 +42,7 @@ import {
 } from "./executionResults.js"
 import { interruptExecution } from "./interruptExecution.js"
 import { checkCommandId, checkOwnerId, checkTenant } from "../model/ownerIds.js"
-import { executionKeyOf, inputSchemaOf } from "../model/startInput.js"
+import { concurrencyGroupOf, executionKeyOf, inputSchemaOf } from "../model/startInput.js"
 import { encodePayload } from "./payloads.js"
 import { startExecution } from "./startExecution.js"
 import { tracedCall, withTraceparent } from "../tracing.js"
@@ -113,6 +113,7 @@ const startWorkflow = async (
     key,
     input: encoded.stored,
     caller: JSON.stringify(withTraceparent(caller, span)),
+    concurrency: concurrencyGroupOf(workflow, encoded.value),
   }
   // Retried under the same execution id: a second start of it attaches and writes nothing.
   await idempotentCall(`start ${workflow.owner}.${workflow.name}`, internals, () =>

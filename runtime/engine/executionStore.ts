@@ -10,7 +10,7 @@ import type {
   Row,
 } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
-import { part, type StatementPart } from "../storage/statementParts.js"
+import { existsIn, part, type StatementPart } from "../storage/statementParts.js"
 import { createOwnerPart, fenceHeld, ownerSequencePart, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
@@ -34,6 +34,8 @@ export type ExecutionRow = Pick<
   | "result"
   | "started_at_ms"
   | "finished_at_ms"
+  | "concurrency_key"
+  | "concurrency_value"
 > & {
   /** The pokes its timer counted when the row was read (0 without a timer). */
   readonly pokes: number
@@ -55,7 +57,47 @@ export interface NewExecution {
   readonly caller: string
   /** Its caller may await the result in a process that does not run it: the finish notifies. */
   readonly awaited: boolean
+  /**
+   * Its concurrency group and the limit of the manifest that starts it: the insert admits it
+   * (`running`) or queues it. Only under the group's lock (engine/concurrencyGroups.ts), taken by
+   * an earlier statement of the same transaction, so that this statement sees every admission and
+   * queueing committed before it.
+   */
+  readonly concurrency?: { readonly group: GroupOfExecutions; readonly limit: number }
 }
+
+/** A concurrency group: the executions of one workflow and tenant with one key path and value. */
+export interface GroupOfExecutions {
+  readonly tenant: string
+  readonly ownerType: string
+  readonly workflow: string
+  readonly key: string
+  readonly value: string
+}
+
+const inGroup = (group: GroupOfExecutions) =>
+  sql`owner_type = ${group.ownerType} AND workflow = ${group.workflow}
+    AND concurrency_value = ${group.value} AND tenant = ${group.tenant}
+    AND concurrency_key = ${group.key}`
+
+/** How many of the group's executions are admitted and unfinished, `except` one of them. */
+const admittedIn = (group: GroupOfExecutions, except?: ExecutionKey) =>
+  sql<number>`(SELECT count(*) FROM akter.executions
+    WHERE ${inGroup(group)} AND status IN ('running', 'suspended')${
+      except === undefined
+        ? sql``
+        : sql` AND NOT (routing_key = ${except.routingKey}::bigint
+            AND execution_id = ${except.executionId})`
+    })`
+
+/**
+ * The status a new execution of a group starts in: `running` when fewer than `limit` of the group
+ * run and none waits before it (first in, first out), else `queued`.
+ */
+const admissionStatus = (group: GroupOfExecutions, limit: number) =>
+  sql`CASE WHEN ${admittedIn(group)} < ${limit}::bigint AND NOT EXISTS (
+      SELECT 1 FROM akter.executions WHERE ${inGroup(group)} AND status = 'queued')
+    THEN 'running' ELSE 'queued' END`
 
 /**
  * Creates the owner if new and inserts the execution with its event cursor at the owner's current
@@ -80,18 +122,22 @@ export const insertExecutionParts = (
   const { owner } = execution
   const created = createOwnerPart(clock, owner, activated)
   const sequence = ownerSequencePart(owner, created.name)
+  const { concurrency } = execution
   const inserted = part(
     "inserted",
     () => sql`INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
         owner_id, workflow, execution_key, manifest_hash, input, caller, event_cursor, status,
-        started_at_ms, awaited)
+        started_at_ms, awaited, concurrency_key, concurrency_value, queue_order)
       SELECT ${owner.routingKey}::bigint, ${execution.executionId}, ${owner.bucket}, ${owner.tenant},
         ${owner.ownerType}, ${owner.ownerId}, ${execution.workflow}, ${execution.key},
         ${execution.manifestHash}, ${execution.input}, ${execution.caller},
-        COALESCE((SELECT max(event_sequence) FROM ${sql.id(sequence.name)}), 0), 'running',
-        ${nowMs(clock)}, ${execution.awaited}
+        COALESCE((SELECT max(event_sequence) FROM ${sql.id(sequence.name)}), 0),
+        ${concurrency === undefined ? sql`'running'` : admissionStatus(concurrency.group, concurrency.limit)},
+        ${nowMs(clock)}, ${execution.awaited},
+        ${concurrency?.group.key ?? null}, ${concurrency?.group.value ?? null},
+        ${concurrency === undefined ? null : sql`nextval('akter.queue_order')`}
       ON CONFLICT (routing_key, execution_id) DO NOTHING
-      RETURNING event_cursor, started_at_ms`,
+      RETURNING event_cursor, started_at_ms, status`,
   )
   return {
     parts: [created, sequence, inserted],
@@ -99,6 +145,39 @@ export const insertExecutionParts = (
     ownerCreated: created.name,
   }
 }
+
+/**
+ * Admits the next queued executions of the group of an execution the statement finishes (`finished`
+ * names the part that finished it; nothing is admitted when it found nothing): the oldest first,
+ * as many as `limit` allows beside the group's other admitted executions (`null`: the runner's
+ * manifest declares no limit any more, and every queued one is admitted). At most `limit` of a
+ * group run at once: this statement runs under the group's lock, taken by an earlier statement of
+ * its transaction, so it counts every admission committed before it. Returns the admitted
+ * executions' keys and placement, for their timers.
+ */
+export const admitQueuedPart = (
+  group: GroupOfExecutions,
+  finishing: ExecutionKey,
+  limit: number | null,
+  finished: string,
+): StatementPart =>
+  part(
+    "admitted",
+    () => sql`UPDATE akter.executions e SET status = 'running'
+      FROM (
+        SELECT routing_key, execution_id FROM akter.executions
+        WHERE ${inGroup(group)} AND status = 'queued'
+        ORDER BY queue_order
+        LIMIT ${
+          limit === null
+            ? sql`ALL`
+            : sql`GREATEST(0, ${limit}::bigint - ${admittedIn(group, finishing)})`
+        }
+      ) next
+      WHERE e.routing_key = next.routing_key AND e.execution_id = next.execution_id
+        AND e.status = 'queued' AND ${existsIn(finished)}
+      RETURNING e.routing_key, e.execution_id, e.bucket, e.tenant, e.owner_type, e.owner_id`,
+  )
 
 /** What came of a start a runner took into its pass: the pass's first write commits it. */
 export type StartOutcome =
@@ -147,6 +226,9 @@ export const unstartedSnapshot = (
     result: null,
     started_at_ms: Number.NaN,
     finished_at_ms: null,
+    // A runner takes no start of a keyed workflow into its pass (engine/concurrencyGroups.ts).
+    concurrency_key: null,
+    concurrency_value: null,
     pokes: 0,
   },
   steps: Object.entries(markers).map(([step, version]) =>
@@ -178,7 +260,8 @@ export const readExecutionSnapshots = async (
   const [executions, steps] = await Promise.all([
     sql<ExecutionRow>`SELECT e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow,
         e.execution_key, e.manifest_hash, e.input, e.caller, e.event_cursor, e.status, e.interrupt,
-        e.result, e.started_at_ms, e.finished_at_ms, COALESCE(o.pokes, 0) AS pokes
+        e.result, e.started_at_ms, e.finished_at_ms, e.concurrency_key, e.concurrency_value,
+        COALESCE(o.pokes, 0) AS pokes
       FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
       JOIN akter.executions e
         ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id

@@ -32,10 +32,17 @@ import { parentSpanOf, traced } from "../tracing.js"
 import {
   finishExecutionPart,
   readExecutionState,
+  type GroupOfExecutions,
   type SnapshotReader,
   type UnstartedExecution,
 } from "./executionStore.js"
 import { PassState, type Parked } from "./passState.js"
+import {
+  admissionParts,
+  admittedBuckets,
+  groupOfRow,
+  lockGroupStatement,
+} from "./concurrencyGroups.js"
 import { PassWriter } from "./passWriter.js"
 import { describeCause } from "./describeDefect.js"
 import { recordableExit } from "./recordedExits.js"
@@ -158,6 +165,12 @@ export const runPass = async (
     return { kind: "finished" }
   }
   const { execution, steps: rows } = snapshot
+  // A queued execution runs only when its group admits it. The one timer it can have before is
+  // an interrupt's, and then the pass ends it without running a step (every step checks the
+  // interrupt first), which admits nobody's place.
+  if (execution.status === "queued" && !execution.interrupt) {
+    return { kind: "abandoned", reason: "queued: its concurrency group has not admitted it" }
+  }
   const implementation = services.implementationOf(execution.owner_type, execution.workflow)
   const registration = implementation?.owner.workflows[execution.workflow]
   const writer = new PassWriter(
@@ -378,40 +391,11 @@ const finish = async (
   const stored = encodeJson(result)
   const outcome = outcomeOfResult(result)
   let recorded: boolean
+  const group = groupOfRow(state.execution)
   try {
-    recorded = await state.writer.write("finish", {
-      finish: stored,
-      outcome,
-      read: (outcome) => outcome.finished,
-      statement: () => {
-        const finished = finishExecutionPart(
-          internals.clock,
-          state.routingKey,
-          state.executionId,
-          stored,
-          outcome,
-        )
-        const when = existsIn(finished.name)
-        return {
-          final: true,
-          parts: [
-            finished,
-            deleteStepsPart(state.routingKey, state.executionId, finished.name),
-            deleteTimerPart(state.routingKey, state.executionId, { when }),
-          ],
-          // Callers awaiting the result in other processes hear of it at once (Postgres).
-          select:
-            internals.storage.backend === "postgres"
-              ? sql`${countOf(finished.name)} AS finished, ${notifyColumn(
-                  FINISHED_CHANNEL,
-                  state.executionId,
-                  { from: sql.id(finished.name), when: sql`awaited` },
-                )}`
-              : sql`${countOf(finished.name)} AS finished`,
-          read: (row) => row["finished"] === 1,
-        }
-      },
-    })
+    recorded = await (group === undefined
+      ? finishWrite(services, state, stored, outcome)
+      : finishAdmitting(services, state, stored, outcome, group))
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
@@ -419,6 +403,96 @@ const finish = async (
   internals.metrics.executionFinished(state.owner.ownerType, state.registration.name, result)
   // A result recorded before this one stands: callers here read it.
   return { kind: "finished", result: stored }
+}
+
+/** The parts that record the result and delete the steps and the timer with it. */
+const finishParts = (
+  services: PassServices,
+  state: PassState,
+  stored: Buffer,
+  outcome: ExecutionOutcome,
+) => {
+  const { internals } = services
+  const finished = finishExecutionPart(
+    internals.clock,
+    state.routingKey,
+    state.executionId,
+    stored,
+    outcome,
+  )
+  const when = existsIn(finished.name)
+  return {
+    finished,
+    parts: [
+      finished,
+      deleteStepsPart(state.routingKey, state.executionId, finished.name),
+      deleteTimerPart(state.routingKey, state.executionId, { when }),
+    ],
+    // Callers awaiting the result in other processes hear of it at once (Postgres).
+    select:
+      internals.storage.backend === "postgres"
+        ? sql`${countOf(finished.name)} AS finished, ${notifyColumn(
+            FINISHED_CHANNEL,
+            state.executionId,
+            { from: sql.id(finished.name), when: sql`awaited` },
+          )}`
+        : sql`${countOf(finished.name)} AS finished`,
+  }
+}
+
+/**
+ * The finish of an execution in a concurrency group: under the group's lock, the result and the
+ * admission of the group's next queued executions commit in one transaction (see
+ * engine/concurrencyGroups.ts), so a finish never leaves a free place with executions waiting.
+ * The limit is the runner's manifest's, whatever key path the execution started under; a manifest
+ * that declares none any more admits every queued one.
+ */
+const finishAdmitting = async (
+  services: PassServices,
+  state: PassState,
+  stored: Buffer,
+  outcome: ExecutionOutcome,
+  group: GroupOfExecutions,
+): Promise<boolean> => {
+  const { internals } = services
+  const { finished, parts, select } = finishParts(services, state, stored, outcome)
+  const admission = admissionParts(
+    internals,
+    group,
+    { routingKey: state.routingKey, executionId: state.executionId },
+    state.registration.canonical.concurrency?.limit ?? null,
+    finished.name,
+  )
+  // Fault points `admit.before`, `admit.locked` (the lock held, nothing written) and `admit.after`
+  // (the result and the admission committed, the admitted executions' runners not yet woken here).
+  const buckets = await state.writer.write("admit", {
+    final: true,
+    serializedBy: lockGroupStatement(group),
+    parts: [...parts, ...admission.parts],
+    select: sql`${select}, ${admission.select}`,
+    read: (row) => ({ finished: row["finished"] === 1, buckets: admittedBuckets(row) }),
+  })
+  for (const bucket of buckets.buckets) internals.wakeups.wakeBucket(bucket)
+  return buckets.finished
+}
+
+/** The finish of an execution in no concurrency group: a step batch row when it can go as one. */
+const finishWrite = (
+  services: PassServices,
+  state: PassState,
+  stored: Buffer,
+  outcome: ExecutionOutcome,
+): Promise<boolean> => {
+  const { internals } = services
+  return state.writer.write("finish", {
+    finish: stored,
+    outcome,
+    read: (outcome) => outcome.finished,
+    statement: () => {
+      const { parts, select } = finishParts(services, state, stored, outcome)
+      return { final: true, parts, select, read: (row) => row["finished"] === 1 }
+    },
+  })
 }
 
 /**

@@ -50,6 +50,12 @@ export interface PassWrite<A> {
    * they settle are deleted in the same statement.
    */
   readonly final?: boolean
+  /**
+   * A statement run first, in the same transaction: a lock the write's statement must see
+   * everything committed under (a concurrency group's, engine/concurrencyGroups.ts). The write
+   * then passes the `<label>.locked` fault point between the two.
+   */
+  readonly serializedBy?: RawBuilder<unknown>
 }
 
 const mergePatches = (a: ExecutionPatch, b: ExecutionPatch): ExecutionPatch => {
@@ -246,7 +252,16 @@ export class PassWriter {
           }
           parts.push(...write.parts)
           // A held settle that matched no pending row aborts the whole statement: nothing commits.
-          const { rows } = await composeStatement(parts, select).execute(this.db)
+          const statement = composeStatement(parts, select)
+          const { serializedBy } = write
+          const { rows } =
+            serializedBy === undefined
+              ? await statement.execute(this.db)
+              : await this.db.transaction().execute(async (tx) => {
+                  await serializedBy.execute(tx)
+                  faultPoint(`${label}.locked`)
+                  return statement.execute(tx)
+                })
           const result = rows[0] ?? {}
           const held = result["generation"]
           return {

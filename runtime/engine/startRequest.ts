@@ -5,6 +5,7 @@
  * start, engine/localStarts.ts) writes it.
  */
 import type { WorkflowRegistration } from "../model/registration.js"
+import type { ConcurrencyGroup } from "../model/startInput.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
 export interface StartRequest {
@@ -14,4 +15,6 @@ export interface StartRequest {
   readonly key: string
   readonly input: Buffer
   readonly caller: string
+  /** Its concurrency group, when the workflow declares a concurrency key (`concurrencyGroupOf`). */
+  readonly concurrency: ConcurrencyGroup | null
 }

@@ -30,6 +30,7 @@ import {
   type StatementPart,
 } from "../storage/statementParts.js"
 import { nowMs } from "../storage/clock.js"
+import { lockGroupStatement, startGroupOf } from "./concurrencyGroups.js"
 
 /** The markers a start records: each declared marker at its current value. */
 const startMarkers = (workflow: WorkflowRegistration): Record<string, number> => {
@@ -40,7 +41,15 @@ const startMarkers = (workflow: WorkflowRegistration): Record<string, number> =>
   return markers
 }
 
-const newExecutionOf = (request: StartRequest, awaited: boolean): NewExecution => ({
+const newExecutionOf = (request: StartRequest, awaited: boolean): NewExecution => {
+  const concurrency = startGroupOf(request.owner.tenant, request.workflow, request.concurrency)
+  return {
+    ...newUngroupedExecution(request, awaited),
+    ...(concurrency === undefined ? {} : { concurrency }),
+  }
+}
+
+const newUngroupedExecution = (request: StartRequest, awaited: boolean): NewExecution => ({
   owner: request.owner,
   executionId: request.executionId,
   workflow: request.workflow.name,
@@ -87,6 +96,8 @@ const startParts = (
     folded !== undefined,
   )
   const created = existsIn(inserted)
+  // A queued execution gets its timer when its group admits it.
+  const admitted = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(inserted)} WHERE status = 'running')`
   const markers = startMarkers(request.workflow)
   return {
     inserted,
@@ -117,7 +128,7 @@ const startParts = (
           ? "now"
           : sql<number>`CASE WHEN ${fenceHeld}
               THEN ${nowMs(clock)} + ${folded.recoveryMs}::bigint ELSE ${nowMs(clock)} END`,
-        { when: created },
+        { when: admitted },
       ),
     ],
   }
@@ -127,7 +138,9 @@ const startParts = (
 const startSelect = (internals: AkterInternals, owner: OwnerPlacement, inserted: string) => {
   const created = sql`${countOf(inserted)} AS created`
   return internals.storage.backend === "postgres"
-    ? sql`${created}, ${notifyColumn(WAKE_CHANNEL, String(owner.bucket), { when: existsIn(inserted) })}`
+    ? sql`${created}, ${notifyColumn(WAKE_CHANNEL, String(owner.bucket), {
+        when: sql`EXISTS (SELECT 1 FROM ${sql.id(inserted)} WHERE status = 'running')`,
+      })}`
     : created
 }
 
@@ -146,7 +159,10 @@ export const unstartedExecution = (
     awaited: false,
   })
   return {
-    snapshot: unstartedSnapshot(newExecutionOf(request, false), startMarkers(request.workflow)),
+    snapshot: unstartedSnapshot(
+      newUngroupedExecution(request, false),
+      startMarkers(request.workflow),
+    ),
     head,
     tail,
     names: { inserted, ownerCreated },
@@ -165,9 +181,18 @@ export const writeStart = async (
   options: { readonly awaited: boolean; readonly alongside?: readonly StatementPart[] },
 ): Promise<boolean> => {
   const { head, tail, inserted } = startParts(internals, request, { awaited: options.awaited })
-  const { rows } = await composeStatement(
+  const statement = composeStatement(
     [...head, ...tail, ...(options.alongside ?? [])],
     startSelect(internals, request.owner, inserted),
-  ).execute(internals.storage.db)
+  )
+  const grouped = startGroupOf(request.owner.tenant, request.workflow, request.concurrency)
+  const { rows } =
+    grouped === undefined
+      ? await statement.execute(internals.storage.db)
+      : // Admitted or queued under the group's lock (engine/concurrencyGroups.ts).
+        await internals.storage.db.transaction().execute(async (tx) => {
+          await lockGroupStatement(grouped.group).execute(tx)
+          return statement.execute(tx)
+        })
   return rows[0]?.["created"] === 1
 }

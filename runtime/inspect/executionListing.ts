@@ -34,7 +34,7 @@ export interface ExecutionQuery {
   readonly ownerId?: string | undefined
   /** Only this workflow (`fulfill`); pair it with `ownerType`, since workflow names repeat across owner types. */
   readonly workflow?: string | undefined
-  /** `running`, `suspended`, `finished`, or `open` (running or suspended). */
+  /** `queued`, `running`, `suspended`, `finished`, or `open` (any but finished). */
   readonly status?: StatusFilter | undefined
   /** Only executions started at or after this time. */
   readonly startedFrom?: Date | number | undefined
@@ -56,6 +56,8 @@ export interface ExecutionPage {
 
 export interface ExecutionCounts {
   readonly total: number
+  /** Waiting for their concurrency group to admit them (see the README's concurrency keys). */
+  readonly queued: number
   readonly running: number
   readonly suspended: number
   readonly finished: number
@@ -220,7 +222,10 @@ export const countExecutions = async (
   const counts = await idempotentCall("countExecutions", internals, () =>
     countByStatus(internals.storage.db, filter),
   )
-  return { total: counts.running + counts.suspended + counts.finished, ...counts }
+  return {
+    total: counts.queued + counts.running + counts.suspended + counts.finished,
+    ...counts,
+  }
 }
 
 /**

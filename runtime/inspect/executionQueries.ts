@@ -27,7 +27,13 @@ import {
 /** `open` is running or suspended. */
 export type StatusFilter = ExecutionStatusColumn | "open"
 
-export const STATUS_FILTERS: readonly StatusFilter[] = ["running", "suspended", "finished", "open"]
+export const STATUS_FILTERS: readonly StatusFilter[] = [
+  "queued",
+  "running",
+  "suspended",
+  "finished",
+  "open",
+]
 
 export interface ExecutionFilter {
   readonly tenant?: string | undefined
@@ -239,7 +245,7 @@ export const countByStatus = async (
   )
     .groupBy("status")
     .execute()
-  const counts = { running: 0, suspended: 0, finished: 0 }
+  const counts = { queued: 0, running: 0, suspended: 0, finished: 0 }
   for (const row of rows) counts[row.status] = Number(row.count)
   return counts
 }
@@ -290,7 +296,12 @@ export const tallyExecutions = async (
     }
     counts.set(JSON.stringify([row.owner_type, row.workflow, row.status]), entry)
   }
-  if (options.outcomes === false && filter.status !== "running" && filter.status !== "suspended") {
+  if (
+    options.outcomes === false &&
+    filter.status !== "queued" &&
+    filter.status !== "running" &&
+    filter.status !== "suspended"
+  ) {
     const finished = await filtered(
       db
         .selectFrom("akter.executions")

@@ -4,11 +4,19 @@
  * types, events, markers, inputs and outputs. Descriptions, key order, step order, YAML style, the
  * names of named types, retry policies, timeouts, default durations and the key field are not, so
  * they never move a hash. Schedules are kept too (not for replay: so that `akter check` can compare
- * them against the lock file), and so move the manifest's hash but no workflow's.
+ * them against the lock file), and so move the manifest's hash but no workflow's. A workflow's
+ * concurrency key is kept likewise, outside the compatibility hash: it decides when an execution
+ * runs, never how its record replays.
  */
 import { canonicalType } from "./canonicalType.js"
 import { hashOf, type Hash } from "./hash.js"
-import type { MarkerRange, OwnerManifest, StepDecl, WorkflowDecl } from "./manifest.js"
+import type {
+  ConcurrencyDecl,
+  MarkerRange,
+  OwnerManifest,
+  StepDecl,
+  WorkflowDecl,
+} from "./manifest.js"
 import type { CanonicalContext } from "./stepKinds/stepKindModel.js"
 import { stepKindModelOf, type CanonicalStep } from "./stepKinds/stepKinds.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
@@ -24,6 +32,8 @@ export interface CanonicalWorkflow {
   readonly errors: Readonly<Record<string, TypeNode>>
   readonly steps: Readonly<Record<string, CanonicalStep>>
   readonly versions: Readonly<Record<string, MarkerRange>>
+  /** Absent when the workflow declares none (so older projections read the same). */
+  readonly concurrency?: ConcurrencyDecl
 }
 
 export interface CanonicalOwner {
@@ -107,6 +117,9 @@ export const canonicalWorkflow = (manifest: OwnerManifest, name: string): Canoni
     errors,
     steps,
     versions,
+    ...(workflow.concurrency === undefined
+      ? {}
+      : { concurrency: { key: workflow.concurrency.key, limit: workflow.concurrency.limit } }),
   }
 }
 

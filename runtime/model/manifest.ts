@@ -44,8 +44,20 @@ export interface WorkflowDecl {
   readonly errors: Readonly<Record<string, TypeNode>>
   /** Input field (of type string) the execution key is taken from; `null`: the start's command id. */
   readonly key: string | null
+  /** At most `limit` executions per value of an input field run at once; absent: no limit. */
+  readonly concurrency?: ConcurrencyDecl
   readonly versions: Readonly<Record<string, MarkerRange>>
   readonly steps: Readonly<Record<string, StepDecl>>
+}
+
+/**
+ * A workflow's concurrency key: executions whose input has the same value at `key` (a dotted path
+ * of required fields, e.g. `customer.id`) form a group, of which at most `limit` run at once
+ * across all runners; the others wait, queued in the order they started.
+ */
+export interface ConcurrencyDecl {
+  readonly key: string
+  readonly limit: number
 }
 
 export interface MarkerRange {

@@ -23,6 +23,32 @@ export const executionKeyOf = (
 ) => (workflow.key === null ? commandId : String((input as Record<string, unknown>)[workflow.key]))
 
 /**
+ * The execution's concurrency group within its workflow, when the workflow declares a concurrency
+ * key: the key path and the input's value there, as text (the manifest check allows only paths
+ * through required fields to a string, integer, boolean or enum, so the value is always there).
+ */
+export const concurrencyGroupOf = (
+  workflow: WorkflowRegistration,
+  input: unknown,
+): ConcurrencyGroup | null => {
+  const declared = workflow.canonical.concurrency
+  if (declared === undefined) return null
+  let value = input
+  for (const field of declared.key.split(".")) {
+    value = (value as Record<string, unknown>)[field]
+  }
+  return { key: declared.key, value: String(value) }
+}
+
+/** The group of executions one concurrency limit applies to, within a workflow and tenant. */
+export interface ConcurrencyGroup {
+  /** The key path, as the manifest writes it (`customer.id`). */
+  readonly key: string
+  /** The input's value at that path. */
+  readonly value: string
+}
+
+/**
  * The command id of a `start` step: derived from the starting execution and the step, so every
  * replay of the step names the same started execution.
  */

@@ -76,6 +76,24 @@ export const pokeTimersPart = (
   )
 
 /**
+ * Arms, due now, the timers of the executions a part of the statement admitted from their
+ * concurrency group's queue (`admitted`: their keys and placement). A queued execution has no
+ * timer, so none is replaced; its first claim comes from this one.
+ */
+export const armAdmittedTimersPart = (clock: DatabaseClock, admitted: string): StatementPart =>
+  part(
+    "admitted_timer",
+    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+        due_at_ms)
+      SELECT routing_key, 'timer', execution_id, bucket, tenant, owner_type, owner_id,
+        ${nowMs(clock)}
+      FROM ${sql.id(admitted)}
+      ON CONFLICT (routing_key, kind, id) DO UPDATE
+        SET due_at_ms = EXCLUDED.due_at_ms, attempts = 0, wanted_hash = NULL
+      RETURNING bucket`,
+  )
+
+/**
  * Deletes the execution's timer when `when` holds. Given `pokesSeen` (a suspend with nothing to
  * wait for but events), it leaves a timer poked since in place: the poke is a resume owed.
  */

@@ -31,6 +31,9 @@ export const acceptLocalStarts = (options: LocalStartOptions): (() => void) => {
     take: (request: StartRequest) => {
       const { owner, workflow, executionId } = request
       if (
+        // Admitted or queued under its group's lock, by a statement of its own (see
+        // engine/concurrencyGroups.ts).
+        request.concurrency !== null ||
         !options.serves(owner.bucket) ||
         passes.size >= options.concurrency ||
         !options.implementations.has(workflowKeyOf(workflow.owner, workflow.name))

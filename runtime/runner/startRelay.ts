@@ -10,6 +10,7 @@ import { faultPoint } from "../faults.js"
 import type { Logger } from "../log.js"
 import type { Caller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
+import { concurrencyGroupOf } from "../model/startInput.js"
 import { deleteClaimedPart, type ClaimedRow } from "../outbox/outboxStore.js"
 import { placeOwner } from "../owners/routing.js"
 import { decodeJson, encodeJson } from "../storage/codec.js"
@@ -59,6 +60,7 @@ export const relayStagedStart = async (
       key: staged.key,
       input: encodeJson(staged.input),
       caller: JSON.stringify(staged.caller),
+      concurrency: concurrencyGroupOf(workflow, staged.input),
     },
     { awaited: false, alongside: [deleteClaimedPart(row)] },
   )

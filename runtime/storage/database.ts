@@ -35,7 +35,8 @@ export interface EventsTable {
   emitted_at_ms: number
 }
 
-export type ExecutionStatusColumn = "running" | "suspended" | "finished"
+/** `queued`: waiting for its concurrency group to admit it (migration 0007); no timer, no pass. */
+export type ExecutionStatusColumn = "queued" | "running" | "suspended" | "finished"
 /** How a finished execution ended, recorded with its result (migration 0006). */
 export type ExecutionOutcome = "succeeded" | "failed" | "interrupted" | "defect"
 
@@ -61,6 +62,12 @@ export interface ExecutionsTable {
   outcome: Generated<ExecutionOutcome | null>
   /** A caller outside the runner's process awaits the result: the finish notifies. */
   awaited: Generated<boolean>
+  /** The concurrency key path it started under; null when its workflow declared none (0007). */
+  concurrency_key: Generated<string | null>
+  /** The value of its input at that path, as text: with the path, its concurrency group. */
+  concurrency_value: Generated<string | null>
+  /** Its place in its group's queue: admissions take the lowest first. */
+  queue_order: Generated<number | null>
 }
 
 /** A step row's kind: a step kind, or `version` for a version marker's row. */
