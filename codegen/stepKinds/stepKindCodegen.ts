@@ -111,7 +111,7 @@ export interface MethodContext {
 }
 
 /** The step parts `akter diff` reports as changed values (the kind is reported by the diff). */
-export type StepChangePart = "waits-for" | "starts"
+export type StepChangePart = "waits-for" | "starts" | "awaits" | "parent-close"
 
 /** How a kind reports changes between two versions of a step (`C`: a change as the diff drafts it). */
 export interface StepDiff<C> {

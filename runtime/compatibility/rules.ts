@@ -262,8 +262,8 @@ const withArticle = (kind: StepKind) => (/^[aeiou]/.test(kind) ? `an ${kind}` : 
 
 /**
  * Whether results a step recorded under `writer` decode under `reader` (same kind), as the step's
- * kind judges it (model/stepKinds/). Paths start with `output`, `errors`, `event`, `payload` or
- * `workflow`.
+ * kind judges it (model/stepKinds/). Paths start with `output`, `errors`, `event`, `payload`,
+ * `workflow` or `await`.
  */
 export const stepResultRefusal = (
   reader: CanonicalStep,
@@ -300,7 +300,9 @@ const stepResultPaths = (
     ]
   }
   if (name === "output") return [...pathsInto([...within, "output"], rest), ...fallbacks]
-  if (name === "event" || name === "workflow") return [[...within, name], ...fallbacks]
+  if (name === "event" || name === "workflow" || name === "await") {
+    return [[...within, name], ...fallbacks]
+  }
   return fallbacks
 }
 

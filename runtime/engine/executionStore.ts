@@ -14,6 +14,7 @@ import { existsIn, part, type StatementPart } from "../storage/statementParts.js
 import { createOwnerPart, fenceHeld, ownerSequencePart, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
+import type { ParentLink } from "./startRequest.js"
 import { readStepsOf, stepRow, type StepRow } from "./stepStore.js"
 
 /** The execution's row as a pass replays from it, with the pokes its timer counted. */
@@ -36,6 +37,7 @@ export type ExecutionRow = Pick<
   | "finished_at_ms"
   | "concurrency_key"
   | "concurrency_value"
+  | "parent_awaits"
 > & {
   /** The pokes its timer counted when the row was read (0 without a timer). */
   readonly pokes: number
@@ -64,6 +66,8 @@ export interface NewExecution {
    * queueing committed before it.
    */
   readonly concurrency?: { readonly group: GroupOfExecutions; readonly limit: number }
+  /** The execution whose `start` step started this one. */
+  readonly parent?: ParentLink
 }
 
 /** A concurrency group: the executions of one workflow and tenant with one key path and value. */
@@ -123,11 +127,31 @@ export const insertExecutionParts = (
   const created = createOwnerPart(clock, owner, activated)
   const sequence = ownerSequencePart(owner, created.name)
   const { concurrency } = execution
+  const { parent } = execution
+  // A child whose parent has ended (or is gone) and takes it down starts interrupted. The parent's
+  // row is locked for share: a parent finishing concurrently commits first and is seen finished
+  // here, or waits for this insert, and its end's sweep of its children (a later statement) sees
+  // the child. Either way the child is interrupted once.
+  const parentRow =
+    parent === undefined
+      ? undefined
+      : part(
+          "parent_row",
+          () => sql`SELECT status FROM akter.executions
+            WHERE routing_key = ${parent.routingKey}::bigint
+              AND execution_id = ${parent.executionId}
+            FOR SHARE`,
+        )
+  const interrupt =
+    parentRow === undefined || parent?.close !== "interrupt"
+      ? sql`false`
+      : sql`COALESCE((SELECT status = 'finished' FROM ${sql.id(parentRow.name)}), true)`
   const inserted = part(
     "inserted",
     () => sql`INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
         owner_id, workflow, execution_key, manifest_hash, input, caller, event_cursor, status,
-        started_at_ms, awaited, concurrency_key, concurrency_value, queue_order)
+        started_at_ms, awaited, concurrency_key, concurrency_value, queue_order, interrupt,
+        parent_routing_key, parent_execution_id, parent_step, parent_awaits, parent_close)
       SELECT ${owner.routingKey}::bigint, ${execution.executionId}, ${owner.bucket}, ${owner.tenant},
         ${owner.ownerType}, ${owner.ownerId}, ${execution.workflow}, ${execution.key},
         ${execution.manifestHash}, ${execution.input}, ${execution.caller},
@@ -135,12 +159,14 @@ export const insertExecutionParts = (
         ${concurrency === undefined ? sql`'running'` : admissionStatus(concurrency.group, concurrency.limit)},
         ${nowMs(clock)}, ${execution.awaited},
         ${concurrency?.group.key ?? null}, ${concurrency?.group.value ?? null},
-        ${concurrency === undefined ? null : sql`nextval('akter.queue_order')`}
+        ${concurrency === undefined ? null : sql`nextval('akter.queue_order')`}, ${interrupt},
+        ${parent?.routingKey ?? null}::bigint, ${parent?.executionId ?? null}::text,
+        ${parent?.step ?? null}::text, ${parent?.awaits ?? false}, ${parent?.close ?? null}::text
       ON CONFLICT (routing_key, execution_id) DO NOTHING
       RETURNING event_cursor, started_at_ms, status`,
   )
   return {
-    parts: [created, sequence, inserted],
+    parts: [...(parentRow === undefined ? [] : [parentRow]), created, sequence, inserted],
     inserted: inserted.name,
     ownerCreated: created.name,
   }
@@ -229,6 +255,7 @@ export const unstartedSnapshot = (
     // A runner takes no start of a keyed workflow into its pass (engine/concurrencyGroups.ts).
     concurrency_key: null,
     concurrency_value: null,
+    parent_awaits: execution.parent?.awaits ?? false,
     pokes: 0,
   },
   steps: Object.entries(markers).map(([step, version]) =>
@@ -261,7 +288,7 @@ export const readExecutionSnapshots = async (
     sql<ExecutionRow>`SELECT e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow,
         e.execution_key, e.manifest_hash, e.input, e.caller, e.event_cursor, e.status, e.interrupt,
         e.result, e.started_at_ms, e.finished_at_ms, e.concurrency_key, e.concurrency_value,
-        COALESCE(o.pokes, 0) AS pokes
+        e.parent_awaits, COALESCE(o.pokes, 0) AS pokes
       FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
       JOIN akter.executions e
         ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id
@@ -361,7 +388,7 @@ export const executionPatchPart = (
 /**
  * Records the result. Exactly one terminal result is recorded: the update matches only while the
  * execution is not finished, and the steps and the timer are deleted only when it matched. Returns
- * (`awaited`) whether a caller elsewhere waits for the result.
+ * (`awaited`) whether a caller elsewhere waits for the result, and the parent link of a child.
  */
 export const finishExecutionPart = (
   clock: DatabaseClock,
@@ -377,7 +404,37 @@ export const finishExecutionPart = (
         finished_at_ms = ${nowMs(clock)}
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished' AND ${fenceHeld}
-      RETURNING awaited`,
+      RETURNING awaited, parent_routing_key, parent_execution_id, parent_awaits`,
+  )
+
+/**
+ * The parent awaiting the execution `finished` (a `finishExecutionPart`) finished, if it is still
+ * open: its placement, for the poke of its timer in the same statement. The parent's awaiting
+ * step is settled by the parent's own pass, so one writer still settles each step.
+ */
+export const awaitingParentPart = (finished: string): StatementPart =>
+  part(
+    "parent",
+    () => sql`SELECT p.routing_key, p.execution_id, p.bucket, p.tenant, p.owner_type, p.owner_id
+      FROM ${sql.id(finished)} f
+      JOIN akter.executions p
+        ON p.routing_key = f.parent_routing_key AND p.execution_id = f.parent_execution_id
+      WHERE f.parent_awaits AND p.status <> 'finished'`,
+  )
+
+/**
+ * Interrupts the open children of a finished execution whose policy takes them down with it. Each
+ * child's result is recorded once whatever the number of interrupts (its finish matches only
+ * while it is open), and an interrupt after a child finished changes nothing. Returns each
+ * child's placement, for the pokes of their timers.
+ */
+export const interruptChildrenPart = (routingKey: string, executionId: string): StatementPart =>
+  part(
+    "children",
+    () => sql`UPDATE akter.executions SET interrupt = true
+      WHERE parent_routing_key = ${routingKey}::bigint AND parent_execution_id = ${executionId}
+        AND parent_close = 'interrupt' AND status <> 'finished'
+      RETURNING routing_key, execution_id, bucket, tenant, owner_type, owner_id`,
   )
 
 /**

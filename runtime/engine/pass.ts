@@ -19,8 +19,13 @@ import type { ExecutionOutcome } from "../storage/database.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { armTimerPart, deleteTimerPart } from "../outbox/outboxStore.js"
-import { FINISHED_CHANNEL, notifyColumn } from "../outbox/notifications.js"
+import { armTimerPart, deleteTimerPart, pokePlacedTimersPart } from "../outbox/outboxStore.js"
+import {
+  FINISHED_CHANNEL,
+  notification,
+  notifyColumn,
+  WAKE_CHANNEL,
+} from "../outbox/notifications.js"
 import { sql } from "kysely"
 import { fenceHeld } from "../owners/fence.js"
 import { countOf, existsIn } from "../storage/statementParts.js"
@@ -29,7 +34,9 @@ import { decodeJson, encodeJson } from "../storage/codec.js"
 import { readManifest, recordStartManifestPart } from "../storage/manifestStore.js"
 import type { Logger } from "../log.js"
 import { parentSpanOf, traced } from "../tracing.js"
+import { mayHaveOpenChildren, sweepChildren } from "./parentClose.js"
 import {
+  awaitingParentPart,
   finishExecutionPart,
   readExecutionState,
   type GroupOfExecutions,
@@ -161,7 +168,11 @@ export const runPass = async (
   const snapshot =
     start?.snapshot ??
     (await services.snapshots.submit({ routingKey: owner.routingKey, executionId }))
-  if (snapshot === undefined || snapshot.execution.status === "finished") {
+  if (snapshot === undefined) return { kind: "finished" }
+  if (snapshot.execution.status === "finished") {
+    // A finished execution's timer is claimed only when its finish kept it for the sweep of its
+    // children (parentClose.ts).
+    await sweepChildren(internals, owner.routingKey, executionId)
     return { kind: "finished" }
   }
   const { execution, steps: rows } = snapshot
@@ -390,29 +401,69 @@ const finish = async (
   const { internals } = services
   const stored = encodeJson(result)
   const outcome = outcomeOfResult(result)
-  let recorded: boolean
+  // A child whose parent awaits it wakes the parent; a parent whose children may outlive it keeps
+  // its timer due for the sweep that takes them down (parentClose.ts).
+  const family: Family = {
+    wakesParent: state.execution.parent_awaits,
+    sweeps: mayHaveOpenChildren(state),
+  }
+  let recorded: FinishWritten
   const group = groupOfRow(state.execution)
   try {
     recorded = await (group === undefined
-      ? finishWrite(services, state, stored, outcome)
-      : finishAdmitting(services, state, stored, outcome, group))
+      ? finishWrite(services, state, stored, outcome, family)
+      : finishAdmitting(services, state, stored, outcome, group, family))
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
-  if (!recorded) return { kind: "finished" }
+  if (recorded.parentBucket !== null) internals.wakeups.wakeBucket(recorded.parentBucket)
+  if (!recorded.finished) return { kind: "finished" }
+  if (family.sweeps) {
+    // At once rather than at the timer's claim; the kept timer sweeps again if this fails.
+    await sweepChildren(internals, state.routingKey, state.executionId).catch((error) =>
+      services.log.warn("sweeping the children of a finished execution failed; its timer retries", {
+        executionId: state.executionId,
+        error: String(error),
+      }),
+    )
+  }
   internals.metrics.executionFinished(state.owner.ownerType, state.registration.name, result)
   // A result recorded before this one stands: callers here read it.
   return { kind: "finished", result: stored }
 }
 
-/** The parts that record the result and delete the steps and the timer with it. */
+/** What a finish does for the execution's family: wake an awaiting parent, keep the sweep's timer. */
+interface Family {
+  /** The execution is a child whose parent awaits it: the finish pokes the parent's timer. */
+  readonly wakesParent: boolean
+  /** The execution may have children to take down: its timer stays, due now, for the sweep. */
+  readonly sweeps: boolean
+}
+
+interface FinishWritten {
+  readonly finished: boolean
+  /** The bucket of the awaiting parent whose timer the finish poked. */
+  readonly parentBucket: number | null
+}
+
+const finishedOf = (row: Readonly<Record<string, unknown>>): FinishWritten => ({
+  finished: row["finished"] === 1,
+  parentBucket: row["parent_bucket"] == null ? null : Number(row["parent_bucket"]),
+})
+
+/**
+ * The parts that record the result and delete the steps and the timer with it (or keep the timer,
+ * due now, for the sweep of the children), and poke the timer of a parent awaiting the result.
+ */
 const finishParts = (
   services: PassServices,
   state: PassState,
   stored: Buffer,
   outcome: ExecutionOutcome,
+  family: Family,
 ) => {
   const { internals } = services
+  const postgres = internals.storage.backend === "postgres"
   const finished = finishExecutionPart(
     internals.clock,
     state.routingKey,
@@ -421,22 +472,39 @@ const finishParts = (
     outcome,
   )
   const when = existsIn(finished.name)
+  const parts = [
+    finished,
+    deleteStepsPart(state.routingKey, state.executionId, finished.name),
+    family.sweeps
+      ? armTimerPart(internals.clock, state.owner, state.executionId, "now", { when })
+      : deleteTimerPart(state.routingKey, state.executionId, { when }),
+  ]
+  let parentColumns = sql``
+  if (family.wakesParent) {
+    const parent = awaitingParentPart(finished.name)
+    const poked = pokePlacedTimersPart(internals.clock, parent.name)
+    parts.push(parent, poked)
+    // Runners of other processes hear of the parent's due timer at once (Postgres).
+    parentColumns = sql`, (SELECT bucket FROM ${sql.id(poked.name)}) AS parent_bucket${
+      postgres
+        ? sql`, (${notification(WAKE_CHANNEL, sql`bucket::text`, {
+            from: sql.id(poked.name),
+            when: sql`true`,
+          })}) AS parent_notified`
+        : sql``
+    }`
+  }
   return {
     finished,
-    parts: [
-      finished,
-      deleteStepsPart(state.routingKey, state.executionId, finished.name),
-      deleteTimerPart(state.routingKey, state.executionId, { when }),
-    ],
+    parts,
     // Callers awaiting the result in other processes hear of it at once (Postgres).
-    select:
-      internals.storage.backend === "postgres"
-        ? sql`${countOf(finished.name)} AS finished, ${notifyColumn(
-            FINISHED_CHANNEL,
-            state.executionId,
-            { from: sql.id(finished.name), when: sql`awaited` },
-          )}`
-        : sql`${countOf(finished.name)} AS finished`,
+    select: postgres
+      ? sql`${countOf(finished.name)} AS finished, ${notifyColumn(
+          FINISHED_CHANNEL,
+          state.executionId,
+          { from: sql.id(finished.name), when: sql`awaited` },
+        )}${parentColumns}`
+      : sql`${countOf(finished.name)} AS finished${parentColumns}`,
   }
 }
 
@@ -453,9 +521,10 @@ const finishAdmitting = async (
   stored: Buffer,
   outcome: ExecutionOutcome,
   group: GroupOfExecutions,
-): Promise<boolean> => {
+  family: Family,
+): Promise<FinishWritten> => {
   const { internals } = services
-  const { finished, parts, select } = finishParts(services, state, stored, outcome)
+  const { finished, parts, select } = finishParts(services, state, stored, outcome, family)
   const admission = admissionParts(
     internals,
     group,
@@ -470,28 +539,33 @@ const finishAdmitting = async (
     serializedBy: lockGroupStatement(group),
     parts: [...parts, ...admission.parts],
     select: sql`${select}, ${admission.select}`,
-    read: (row) => ({ finished: row["finished"] === 1, buckets: admittedBuckets(row) }),
+    read: (row) => ({ ...finishedOf(row), buckets: admittedBuckets(row) }),
   })
   for (const bucket of buckets.buckets) internals.wakeups.wakeBucket(bucket)
-  return buckets.finished
+  return buckets
 }
 
-/** The finish of an execution in no concurrency group: a step batch row when it can go as one. */
-const finishWrite = (
+/**
+ * The finish of an execution in no concurrency group: a step batch row when it can go as one (not
+ * when it wakes a parent or keeps its timer for its children's sweep).
+ */
+const finishWrite = async (
   services: PassServices,
   state: PassState,
   stored: Buffer,
   outcome: ExecutionOutcome,
-): Promise<boolean> => {
-  const { internals } = services
+  family: Family,
+): Promise<FinishWritten> => {
+  const statement = () => {
+    const { parts, select } = finishParts(services, state, stored, outcome, family)
+    return { final: true, parts, select, read: finishedOf }
+  }
+  if (family.wakesParent || family.sweeps) return state.writer.write("finish", statement())
   return state.writer.write("finish", {
     finish: stored,
     outcome,
-    read: (outcome) => outcome.finished,
-    statement: () => {
-      const { parts, select } = finishParts(services, state, stored, outcome)
-      return { final: true, parts, select, read: (row) => row["finished"] === 1 }
-    },
+    read: (outcome) => ({ finished: outcome.finished, parentBucket: null }),
+    statement,
   })
 }
 

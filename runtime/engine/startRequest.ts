@@ -1,12 +1,23 @@
 /**
  * What a start asks for: the owner (placed in its bucket), the workflow, the execution's id and key
- * (derived by the caller), the encoded input and the encoded caller. A client's start and the relay
+ * (derived by the caller), the encoded input, the encoded caller and, for a child, its parent. A client's start and the relay
  * of a staged start build one; the start statement (or a runner of this process that takes the
  * start, engine/localStarts.ts) writes it.
  */
 import type { WorkflowRegistration } from "../model/registration.js"
 import type { ConcurrencyGroup } from "../model/startInput.js"
+import type { ParentClose } from "../model/stepKinds/start.js"
 import type { OwnerPlacement } from "../owners/routing.js"
+
+/** The execution whose `start` step started this one, and what that step declared of it. */
+export interface ParentLink {
+  readonly routingKey: string
+  readonly executionId: string
+  readonly step: string
+  /** The step awaits the child's result: the child's finish wakes the parent. */
+  readonly awaits: boolean
+  readonly close: ParentClose
+}
 
 export interface StartRequest {
   readonly owner: OwnerPlacement
@@ -17,4 +28,6 @@ export interface StartRequest {
   readonly caller: string
   /** Its concurrency group, when the workflow declares a concurrency key (`concurrencyGroupOf`). */
   readonly concurrency: ConcurrencyGroup | null
+  /** Set when a `start` step of another execution started this one. */
+  readonly parent?: ParentLink
 }

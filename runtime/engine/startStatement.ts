@@ -58,6 +58,7 @@ const newUngroupedExecution = (request: StartRequest, awaited: boolean): NewExec
   input: request.input,
   caller: request.caller,
   awaited,
+  ...(request.parent === undefined ? {} : { parent: request.parent }),
 })
 
 /**

@@ -29,6 +29,7 @@ export const stepRow = (
   matched: null,
   version: null,
   settled_at_ms: null,
+  child_id: null,
   ...row,
 })
 
@@ -54,7 +55,8 @@ export const readStepsOf = async (
 ): Promise<(StepRow & { readonly execution_id: string })[]> => {
   const { rows } = await sql<StepRow & { readonly execution_id: string }>`
     SELECT s.execution_id, s.step, s.attempt, s.kind, s.exit, s.due_at_ms, s.wait_event,
-      s.wait_after, s.scanned, s.matched, s.version, s.started_at_ms, s.settled_at_ms
+      s.wait_after, s.scanned, s.matched, s.version, s.started_at_ms, s.settled_at_ms,
+      s.child_id
     FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
     JOIN akter.steps s ON s.routing_key = k.routing_key AND s.execution_id = k.execution_id
     ORDER BY s.execution_id, s.step, s.attempt`.execute(db)
@@ -248,13 +250,37 @@ export const recordSettledPart = (
   key: StepKey,
   kind: "race" | "start",
   exit: Buffer,
+  /** start: the execution it started. */
+  childId: string | null = null,
 ): StatementPart =>
   part(
     kind,
     () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, exit,
-        started_at_ms, settled_at_ms)
+        started_at_ms, settled_at_ms, child_id)
       SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, ${kind},
-        ${exit}, ${nowMs(clock)}, ${nowMs(clock)}
+        ${exit}, ${nowMs(clock)}, ${nowMs(clock)}, ${childId}::text
+      WHERE ${fenceHeld}
+      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
+      RETURNING step`,
+  )
+
+/**
+ * Records an awaiting start step as pending, naming its child, in the statement that stages the
+ * child's start: the child exists exactly when the step is recorded, a replay awaits that child
+ * whatever the body passes, and the step settles once, with the child's
+ * result (`settleStepPart`, `exit IS NULL`).
+ */
+export const beginAwaitedStartPart = (
+  clock: DatabaseClock,
+  key: StepKey,
+  childId: string,
+): StatementPart =>
+  part(
+    "awaiting",
+    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind,
+        started_at_ms, child_id)
+      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'start',
+        ${nowMs(clock)}, ${childId}
       WHERE ${fenceHeld}
       ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
       RETURNING step`,

@@ -94,6 +94,25 @@ export const armAdmittedTimersPart = (clock: DatabaseClock, admitted: string): S
   )
 
 /**
+ * Pokes the timers of the executions of another part (`routing_key`, `execution_id` and the owner's
+ * placement, possibly of several owners), due now: a child's finish waking its awaiting parent, a
+ * parent's end waking the children it interrupts. A suspend racing it keeps a poked timer due.
+ * Returns each poked timer's bucket.
+ */
+export const pokePlacedTimersPart = (clock: DatabaseClock, executions: string): StatementPart =>
+  part(
+    "poked",
+    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+        due_at_ms, pokes)
+      SELECT routing_key, 'timer', execution_id, bucket, tenant, owner_type, owner_id,
+        ${nowMs(clock)}, 1
+      FROM ${sql.id(executions)}
+      ON CONFLICT (routing_key, kind, id) DO UPDATE
+        SET due_at_ms = EXCLUDED.due_at_ms, pokes = akter.outbox.pokes + 1, attempts = 0
+      RETURNING bucket`,
+  )
+
+/**
  * Deletes the execution's timer when `when` holds. Given `pokesSeen` (a suspend with nothing to
  * wait for but events), it leaves a timer poked since in place: the poke is a resume owed.
  */

@@ -5,6 +5,7 @@
  * exactly once.
  */
 import type { AkterInternals } from "../akter.js"
+import type { ParentLink } from "../engine/startRequest.js"
 import { writeStart } from "../engine/startStatement.js"
 import { faultPoint } from "../faults.js"
 import type { Logger } from "../log.js"
@@ -25,6 +26,8 @@ interface StagedStart {
   readonly key: string
   readonly input: unknown
   readonly caller: Caller
+  /** The parent and what its step declared of the child (absent in rows staged before 0009). */
+  readonly parent?: ParentLink
 }
 
 /**
@@ -61,6 +64,7 @@ export const relayStagedStart = async (
       input: encodeJson(staged.input),
       caller: JSON.stringify(staged.caller),
       concurrency: concurrencyGroupOf(workflow, staged.input),
+      ...(staged.parent === undefined ? {} : { parent: staged.parent }),
     },
     { awaited: false, alongside: [deleteClaimedPart(row)] },
   )

@@ -6,6 +6,7 @@
  */
 import type { ColumnType, Generated, Kysely, Selectable, Transaction } from "kysely"
 import type { StepKind } from "../model/stepKinds/stepKinds.js"
+import type { ParentClose } from "../model/stepKinds/start.js"
 
 /** A decimal string of a signed 64-bit integer. */
 export type RoutingKey = string
@@ -68,6 +69,14 @@ export interface ExecutionsTable {
   concurrency_value: Generated<string | null>
   /** Its place in its group's queue: admissions take the lowest first. */
   queue_order: Generated<number | null>
+  /** The execution whose `start` step started this one (migration 0009); null otherwise. */
+  parent_routing_key: Generated<RoutingKeyColumn | null>
+  parent_execution_id: Generated<string | null>
+  parent_step: Generated<string | null>
+  /** The parent's step awaits this execution's result: its finish wakes the parent. */
+  parent_awaits: Generated<boolean>
+  /** What this execution does when its parent ends: `interrupt` (with it) or `leave` (runs on). */
+  parent_close: Generated<ParentClose | null>
 }
 
 /** A step row's kind: a step kind, or `version` for a version marker's row. */
@@ -88,6 +97,8 @@ export interface StepsTable {
   version: number | null
   started_at_ms: number
   settled_at_ms: number | null
+  /** start: the execution it started (migration 0009). */
+  child_id: Generated<string | null>
 }
 
 export type OutboxKind = "timer" | "start"

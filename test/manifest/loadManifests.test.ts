@@ -101,6 +101,8 @@ describe("loading the example manifests", () => {
       kind: "start",
       owner: "Subscription",
       workflow: "billingCycle",
+      awaits: false,
+      parentClose: "leave",
     })
     expect(subscription.events["Cancelled"]!.payload).toEqual({
       kind: "object",
@@ -121,6 +123,8 @@ describe("loading the example manifests", () => {
       kind: "start",
       owner: "Subscription",
       workflow: "billingCycle",
+      awaits: false,
+      parentClose: "leave",
     })
   })
 

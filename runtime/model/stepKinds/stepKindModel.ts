@@ -23,6 +23,10 @@ export interface CanonicalStepOf<K extends string> {
   readonly payload?: TypeNode
   /** start: the started workflow. */
   readonly target?: { readonly owner: string; readonly workflow: string }
+  /** start: the step records the child's result (absent: its execution id). */
+  readonly awaits?: true
+  /** start: what the child does when the parent ends, when not the default of its mode. */
+  readonly parentClose?: "interrupt" | "leave"
 }
 
 /** What a kind's canonical form may look up in the manifest that declares the step. */
@@ -48,7 +52,7 @@ export interface StepKindModel<D extends { readonly kind: string }> {
   readonly canonical: (step: D, context: CanonicalContext) => CanonicalStepOf<D["kind"]>
   /**
    * Whether results recorded under `writer` decode under `reader` (both of this kind); `null`: they
-   * do. A refusal's path starts with `output`, `errors`, `event`, `payload` or `workflow`.
+   * do. A refusal's path starts with `output`, `errors`, `event`, `payload`, `workflow` or `await`.
    */
   readonly resultRefusal: (
     reader: CanonicalStepOf<D["kind"]>,
