@@ -13,7 +13,7 @@
  *     reason: screen was never released to production
  * ```
  *
- * `rule`, `owner` and `reason` are required; `workflow`, `step`, `marker` and `event` narrow the
+ * `rule`, `owner` and `reason` are required; `workflow`, `step`, `marker`, `event` and `schedule` narrow the
  * entry (an omitted one matches anything). Every problem is reported at `file:line:column`.
  */
 import { RULE_IDS, isRuleId } from "../../runtime/compatibility/finding.js"
@@ -27,7 +27,7 @@ import { locatedError, readPositioned, readTextIfPresent } from "./positionedDoc
 export const IGNORE_FILE_NAME = "akter.ignore.yaml"
 
 const REQUIRED = ["rule", "owner", "reason"] as const
-const OPTIONAL = ["workflow", "step", "marker", "event"] as const
+const OPTIONAL = ["workflow", "step", "marker", "event", "schedule"] as const
 const KEYS: readonly string[] = [...REQUIRED, ...OPTIONAL]
 
 export interface IgnoreReading {

@@ -28,6 +28,7 @@ import {
   type RecordedMarker,
   type WorkflowComparison,
 } from "./rules.js"
+import { scheduleDrafts } from "./scheduleRules.js"
 
 export interface CompareOptions {
   /** Also report what old code would misread or refuse after a rollback (`rollback-*` rules). */
@@ -174,6 +175,7 @@ export const compareManifests = (
         if (mirrored !== undefined) drafts.push(mirrored)
       }
     }
+    drafts.push(...scheduleDrafts(previous, next))
     if (rollback) {
       for (const workflow of Object.keys(next.workflows)) {
         if (previous.workflows[workflow] === undefined) {

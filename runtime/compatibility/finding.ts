@@ -7,9 +7,9 @@
 /**
  * `decode`: new code reads data recorded under an older manifest. `replay`: new code replays step
  * sequences recorded under an older manifest. `rollback`: old code reads data a newer manifest
- * wrote; reported only when asked for.
+ * wrote; reported only when asked for. `schedule`: what a schedule starts during and after a deploy.
  */
-export type Axis = "decode" | "replay" | "rollback"
+export type Axis = "decode" | "replay" | "rollback" | "schedule"
 
 export type FindingSeverity = "error" | "warning" | "info"
 
@@ -35,6 +35,7 @@ export interface Finding {
   readonly step?: string
   readonly marker?: string
   readonly event?: string
+  readonly schedule?: string
   readonly message: string
   readonly fix: string
   readonly location?: FindingLocation
@@ -173,6 +174,26 @@ export const RULES = {
     severity: "error",
     fix: "keep new payloads readable by the previous manifest (add fields as optional), or declare a new event",
   },
+  "schedule-removed": {
+    axis: "schedule",
+    severity: "warning",
+    fix: "keep the schedule's name (a renamed schedule is a new one: both may start the tick at which a deploy switches runners); to stop it, `akter schedule pause` it first, then remove it, or add an ignore entry with a reason",
+  },
+  "schedule-workflow-changed": {
+    axis: "schedule",
+    severity: "warning",
+    fix: "add a new schedule for the other workflow and remove this one after `akter schedule pause`, or pause this one for the deploy, so no tick starts both workflows",
+  },
+  "schedule-timing-changed": {
+    axis: "schedule",
+    severity: "warning",
+    fix: "nothing to do if ticks may restart from the deploy (missed ticks of the old timing are not caught up); pause the schedule for the deploy so runners of both versions do not tick it by turns",
+  },
+  "schedule-input-incompatible": {
+    axis: "schedule",
+    severity: "error",
+    fix: "keep the workflow's input type accepting the released schedule's input (add fields as optional), or pause the schedule for the deploy: runners still on the released manifest start ticks with it, and runners of this one run them",
+  },
 } as const satisfies Record<string, RuleInfo>
 
 export type RuleId = keyof typeof RULES
@@ -189,6 +210,7 @@ export interface FindingDraft {
   readonly step?: string
   readonly marker?: string
   readonly event?: string
+  readonly schedule?: string
   readonly message: string
   readonly severity?: FindingSeverity
 }
@@ -225,6 +247,7 @@ export const findingKey = (finding: {
   readonly step?: string
   readonly marker?: string
   readonly event?: string
+  readonly schedule?: string
 }): string =>
   JSON.stringify([
     finding.rule,
@@ -233,6 +256,7 @@ export const findingKey = (finding: {
     finding.step ?? null,
     finding.marker ?? null,
     finding.event ?? null,
+    finding.schedule ?? null,
   ])
 
 const SEVERITY_ORDER: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 }
@@ -247,6 +271,7 @@ export const compareFindings = (a: Finding, b: Finding): number => {
     f.step ?? "",
     f.marker ?? "",
     f.event ?? "",
+    f.schedule ?? "",
   ]
   const left = keys(a)
   const right = keys(b)

@@ -13,6 +13,7 @@ export interface IgnoreEntry {
   readonly step?: string
   readonly marker?: string
   readonly event?: string
+  readonly schedule?: string
   /** Why the break is accepted; required and not blank. */
   readonly reason: string
 }
@@ -38,6 +39,7 @@ const describeEntry = (entry: IgnoreEntry): string => {
     entry.step === undefined ? undefined : `step "${entry.step}"`,
     entry.marker === undefined ? undefined : `marker "${entry.marker}"`,
     entry.event === undefined ? undefined : `event "${entry.event}"`,
+    entry.schedule === undefined ? undefined : `schedule "${entry.schedule}"`,
   ].filter((detail) => detail !== undefined)
   return [`${entry.rule} ${subject}`, ...details].join(" ")
 }
@@ -48,7 +50,8 @@ const matches = (entry: IgnoreEntry, finding: Finding): boolean =>
   (entry.workflow === undefined || entry.workflow === finding.workflow) &&
   (entry.step === undefined || entry.step === finding.step) &&
   (entry.marker === undefined || entry.marker === finding.marker) &&
-  (entry.event === undefined || entry.event === finding.event)
+  (entry.event === undefined || entry.event === finding.event) &&
+  (entry.schedule === undefined || entry.schedule === finding.schedule)
 
 /**
  * Marks the findings that ignore entries accept. An entry without a reason, or naming no known rule,

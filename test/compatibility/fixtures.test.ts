@@ -181,6 +181,30 @@ const cases: Record<Exclude<RuleId, "start-manifest-missing">, Expected> = {
     ],
     message: "paymentId: required, but optional in the recorded type",
   },
+  "schedule-removed": {
+    finding: "schedule-removed warning 15:1",
+    message: 'schedule "nightly" of Order is not declared by this manifest',
+  },
+  "schedule-workflow-changed": {
+    finding: "schedule-workflow-changed warning 17:5",
+    message: "starts Order.audit in this manifest but Order.fulfill in the previous one",
+  },
+  "schedule-timing-changed": {
+    finding: "schedule-timing-changed warning 18:5",
+    message:
+      'ticks on cron "0 3 * * *" in Europe/Berlin in this manifest but on cron "30 2 * * *" in Europe/Berlin in the previous one',
+  },
+  "schedule-input-incompatible": {
+    finding: "schedule-input-incompatible error 21:5",
+    implied: [
+      {
+        finding: "input-incompatible error 7:14",
+        because:
+          "the released input fits the released input type, so only a changed input type can refuse it",
+      },
+    ],
+    message: 'the input schedule "nightly" starts Order.fulfill with in the previous manifest',
+  },
 }
 
 const load = async (file: string): Promise<LoadedManifest> => {

@@ -14,6 +14,7 @@ type Expected = readonly [rule: string, line: number, column: number]
  */
 const SINGLE_FILES: Record<string, readonly Expected[]> = {
   "yaml-syntax.yaml": [["yaml-syntax", 7, 1]],
+  "invalid-cron.yaml": [["invalid-cron", 10, 11]],
   "duplicate-key.yaml": [["duplicate-key", 7, 7]],
   "duplicate-key-and-more.yaml": [
     ["duplicate-key", 3, 1],
