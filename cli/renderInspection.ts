@@ -5,6 +5,7 @@
  */
 import type { ExecutionDetail, ExecutionSummary } from "../runtime/inspect/executionQueries.js"
 import { describeExit } from "../runtime/inspect/storedValues.js"
+import { scheduledBy } from "../runtime/model/schedule.js"
 import { textTable, timeWithRelative, relativeTime } from "../runtime/inspect/textTable.js"
 
 const statusText = (execution: ExecutionSummary): string =>
@@ -57,10 +58,16 @@ export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): s
     ["owner", `${detail.ownerType}/${detail.ownerId} (tenant ${detail.tenant})`],
     ["workflow", `${detail.ownerType}.${detail.workflow}`],
     ["key", detail.key],
+  ]
+  const schedule = scheduledBy(detail.key)
+  if (schedule !== undefined) {
+    fields.push(["schedule", `started by schedule ${schedule.schedule}, tick ${schedule.tick}`])
+  }
+  fields.push(
     ["manifest", detail.manifestHash],
     ["status", statusText(detail)],
     ["started", timeWithRelative(detail.startedAtMs, nowMs)],
-  ]
+  )
   if (detail.finishedAtMs !== null) {
     fields.push(["finished", timeWithRelative(detail.finishedAtMs, nowMs)])
   }

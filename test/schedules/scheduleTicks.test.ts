@@ -9,6 +9,8 @@
  * each test moves its clock further ahead and names schedules of its own.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest"
+import { renderExecutionDetail } from "../../cli/renderInspection.js"
+import { showExecution } from "../../runtime/inspect/executionQueries.js"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
@@ -113,6 +115,11 @@ describeEachBackend("schedules", (backend) => {
       _tag: "Success",
       value: { region: "us-east" },
     })
+    // inspect names the schedule and tick that started it.
+    const detail = await showExecution(internalsOf(akter).storage.db, id)
+    expect(renderExecutionDetail(detail!, akter.now())).toContain(
+      "started by schedule night, tick 2027-11-06T05:30:00.000Z",
+    )
   })
 
   it("after five missed hourly ticks, catch-up all starts five, latest one, none none; then each ticks on time", async () => {
