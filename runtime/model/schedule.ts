@@ -130,16 +130,32 @@ export const ticksBetween = (
   fromMs: number,
   nowMs: number,
 ): { readonly ticks: readonly number[]; readonly dropped: number } => {
-  const ticks: number[] = []
+  const first = nextTickAfter(schedule, fromMs - 1)
+  if (first === null || first > nowMs) return { ticks: [], dropped: 0 }
+  if (schedule.everyMs !== null) {
+    // Counted, not walked: a one-second interval after a month down is millions of ticks.
+    const count = Math.floor((nowMs - first) / schedule.everyMs) + 1
+    const kept = Math.min(count, MAX_CATCH_UP_TICKS)
+    const ticks = Array.from(
+      { length: kept },
+      (_, index) => first + (count - kept + index) * schedule.everyMs!,
+    )
+    return { ticks, dropped: count - kept }
+  }
+  let ticks: number[] = []
   let dropped = 0
-  let tick = nextTickAfter(schedule, fromMs - 1)
-  while (tick !== null && tick <= nowMs) {
+  for (let tick: number | null = first; tick !== null && tick <= nowMs;) {
     ticks.push(tick)
-    if (ticks.length > MAX_CATCH_UP_TICKS) {
-      ticks.shift()
-      dropped++
+    // Trimmed in halves, so keeping the newest costs amortized constant time per tick.
+    if (ticks.length >= 2 * MAX_CATCH_UP_TICKS) {
+      dropped += ticks.length - MAX_CATCH_UP_TICKS
+      ticks = ticks.slice(-MAX_CATCH_UP_TICKS)
     }
     tick = nextTickAfter(schedule, tick)
+  }
+  if (ticks.length > MAX_CATCH_UP_TICKS) {
+    dropped += ticks.length - MAX_CATCH_UP_TICKS
+    ticks = ticks.slice(-MAX_CATCH_UP_TICKS)
   }
   return { ticks, dropped }
 }
