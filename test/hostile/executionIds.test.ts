@@ -250,10 +250,11 @@ describe("execution ids", () => {
       'invalid execution id "(object)": not a string',
       'invalid execution id "(object)": not a string',
     ])
+    // A 10 MB string is refused by its length before anything reads its characters: its body is
+    // valid base64url, so had the checks after the length run, the reason would be the JSON
+    // decode's. No wall-clock bound: on a loaded machine one took 191 ms against a 50 ms bound.
     const huge = EXECUTION_ID_PREFIX + "A".repeat(10_000_000)
-    const started = performance.now()
     const decoded = decodeExecutionId(huge)
-    expect(performance.now() - started).toBeLessThan(50)
     expect((decoded as InvalidExecutionId).reason).toBe("longer than 1400 characters")
     expect((decoded as InvalidExecutionId).message.length).toBeLessThan(200)
   })

@@ -93,6 +93,7 @@ describeWithRegistry("the installed package", () => {
     expect(Object.keys(manifest.peerDependencies).sort()).toEqual(["effect", "zod"])
     expect(Object.keys(manifest.dependencies).sort()).toEqual([
       "@electric-sql/pglite",
+      "croner",
       "kysely",
       "pg",
       "prettier",

@@ -291,7 +291,7 @@ describeWithRegistry("the README tutorial, in a fresh project with the packed pa
     expect(run.status, run.stderr).toBe(0)
     const waiting = /^(ak1\.\S+) triage suspended \d+$/m.exec(run.stdout)
     expect(waiting, run.stdout).not.toBeNull()
-    expect(run.stdout).toContain("{ total: 3, running: 0, suspended: 1, finished: 2 }")
+    expect(run.stdout).toContain("{ total: 3, queued: 0, running: 0, suspended: 1, finished: 2 }")
   })
 
   it("type-checks the README's other TypeScript examples against the installed package", () => {
