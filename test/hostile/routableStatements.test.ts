@@ -1,0 +1,440 @@
+/**
+ * Every statement the runtime sends to an owner table (owners, events, executions, steps, outbox,
+ * receipts) is routable by one `routing_key`, so that a Postgres sharded on that column (Citus, the
+ * owner tables distributed and co-located on it) could send it to one shard — except the statements
+ * of CROSS_OWNER below, each named with its reason (docs/scaling.md says what each would become).
+ *
+ * The statements judged are the ones actually sent: two runners on one Postgres database run the
+ * example app (every step kind, retries, a compensation, emits, an interrupt, starts of other
+ * workflows, finishes, a schedule), and a client, the inspection read model, the studio's pages and
+ * a retention sweep read and write beside them, while every pg client of the process records each
+ * statement with its parameter values. Each statement is parsed by Postgres' own parser
+ * (libpg-query) and judged by test/support/routingAudit.ts, on the values it was sent with: two
+ * routing keys that are separate parameters must carry the same key. Sent statements, not source
+ * text, because akter composes its writes from parts (runtime/storage/statementParts.ts) whose
+ * substitutions only the sent text resolves; what no workload here sends is not judged, so the
+ * test also checks that the workload reached every kind of write it means to cover.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  countExecutions,
+  implementWorkflow,
+  listExecutions,
+  makeOwnerClient,
+  startRunner,
+  type OwnerRegistration,
+  type Runner,
+} from "../../runtime/index.js"
+import { internalsOf } from "../../runtime/akter.js"
+import { inspectExecution, testAkter, type TestAkter } from "../../runtime/testing/index.js"
+import { sweepRetention } from "../../runtime/retention/sweepRetention.js"
+import { studioHandler } from "../../studio/index.js"
+import { Order, Subscription, User } from "../../generated/index.js"
+import { makeWorkflows } from "../../examples/app.js"
+import { demoPace } from "../../examples/pace.js"
+import { createPostgresDatabase, describePostgres } from "../support/backends.js"
+import { registrationFromYaml } from "../support/registrationFromYaml.js"
+import type { UntypedSteps } from "../support/untypedSteps.js"
+import { waitUntil } from "../support/waitUntil.js"
+import { auditStatement, loadSqlParser, type Verdict } from "../support/routingAudit.js"
+
+const flat = (text: string) => text.replace(/\s+/g, " ").trim()
+
+const MIGRATIONS_DIR = new URL("../../migrations/", import.meta.url)
+const MIGRATIONS = new Set(
+  readdirSync(MIGRATIONS_DIR)
+    .filter((name) => name.endsWith(".sql"))
+    .map((name) => flat(readFileSync(new URL(name, MIGRATIONS_DIR), "utf8"))),
+)
+
+/**
+ * The statements allowed to reach many owners, each with its reason. `matches` tells one from the
+ * others by its text (whitespace collapsed); the audit itself reads the parse tree. An entry that
+ * matches no unroutable statement the workload sent fails the test, so the list cannot go stale.
+ */
+const CROSS_OWNER: readonly {
+  name: string
+  reason: string
+  matches: { test(shape: string): boolean }
+}[] = [
+  {
+    name: "timer claim",
+    reason:
+      "a runner claims the due timers of every bucket it leases (and those wanting a manifest it serves) in one statement: the unit of work is the bucket, not the owner",
+    matches:
+      /^WITH now AS \(SELECT akter\.now_ms\(.*\bFROM akter\.outbox o, now WHERE o\.due_at_ms <= now\.ms AND \(\(o\.bucket = ANY/,
+  },
+  {
+    name: "next due time",
+    reason:
+      "a runner reads the earliest due timer of its leased buckets to know when to claim next",
+    matches: /^select min\("due_at_ms"\) as "due" from "akter"\."outbox" where "bucket" in \(/,
+  },
+  {
+    name: "batched snapshot reads",
+    reason:
+      "the snapshot batcher (runtime/storage/statementBatcher.ts) loads the executions and steps of every pass that asked at once, in one statement per table",
+    matches:
+      /^SELECT [a-z]\.\S+.* FROM unnest\(\$1::bigint\[\], \$2::text\[\]\) AS k\(routing_key, execution_id\) JOIN akter\.(executions|steps) /,
+  },
+  {
+    name: "batched pass writes",
+    reason:
+      "the step batcher (runtime/engine/stepBatch.ts) fences and writes the settles, begins and finishes of concurrent passes of many owners in one statement, the fence checked per row",
+    matches:
+      /^WITH input AS \( SELECT \* FROM unnest\(\$1::bigint\[\],.* WITH ORDINALITY AS i\("routing_key", "tenant", "owner_type", "owner_id", "generation"/,
+  },
+  {
+    name: "timers handed back",
+    reason:
+      "a draining runner makes the timers of the executions it abandoned due now, in one statement (outboxStore.makeDueNow)",
+    matches: /^UPDATE akter\.outbox o SET due_at_ms = akter\.now_ms\(\$1::bigint\) FROM unnest\(/,
+  },
+  {
+    name: "staged start relayed",
+    reason:
+      "a `start` step stages the start in its own owner's outbox; the relay then starts the other owner's execution and deletes the staged row in one statement (engine/startStatement.ts): two owners, by design of the step",
+    matches:
+      /^WITH "owner_created_1" AS \(INSERT INTO akter\.owners .* "claimed_deleted_\d+" AS \(DELETE FROM akter\.outbox WHERE routing_key = /,
+  },
+  {
+    name: "startup compatibility check",
+    reason:
+      "a starting runner reads which workflows and manifests open executions of its owner types still need (runtime/runner/startupCheck.ts)",
+    matches:
+      /FROM akter\.executions WHERE status <> 'finished' AND "owner_type" = ANY\(\$1::text\[\]\)/,
+  },
+  {
+    name: "inspection listing",
+    reason:
+      "listExecutions, countExecutions, `akter inspect` and the studio's lists page through the executions of every owner, or of an owner type, a workflow, a status, or an owner id in any tenant (runtime/inspect/executionQueries.ts)",
+    matches:
+      /(^select "execution_id", .* from "akter"\."executions"( where .*)? order by .* limit \$\d+$)|(^select "status", count\(\*\) as "count" from "akter"\."executions" group by "status"$)|(^SELECT count\(\*\)::int AS count FROM \(\(select 1 as "one" from "akter"\."executions")/,
+  },
+  {
+    name: "studio overview",
+    reason:
+      "the studio's overview counts open and finished executions, finishes per minute, the oldest open execution and the overdue timers across all owners (studio/studioQueries.ts)",
+    matches:
+      /^SELECT (owner_type, workflow, status, count|owner_type, workflow, coalesce\(outcome|\(\(\$1::bigint - finished_at_ms\)|execution_id, owner_type, workflow, started_at_ms FROM akter\.executions WHERE status <> 'finished'|count\(\*\)::int AS count, min\(due_at_ms\) AS oldest FROM akter\.outbox)/,
+  },
+  {
+    name: "retention sweep",
+    reason:
+      "retention finds what expired by time across all owners: finished executions with their timers, events no open cursor or pending wait can read, old receipts, and manifests no open execution started under (runtime/retention/sweepRetention.ts)",
+    matches:
+      /^(WITH "expired_1" AS \(SELECT routing_key, execution_id FROM akter\.executions WHERE status = 'finished'|WITH doomed AS \( SELECT (ev\.)?routing_key|(SELECT count\(\*\)::int AS n FROM|WITH deleted AS \(DELETE FROM akter\.manifests m USING) \( SELECT m\.owner_type)/,
+  },
+  {
+    name: "migrations",
+    reason:
+      "a migration's data statement rewrites every row of a table once, at setup (migrations/0006 records the outcome of results stored before it)",
+    // The migrator sends each file's text as it is.
+    matches: { test: (shape: string) => MIGRATIONS.has(shape) },
+  },
+]
+
+/** What the workload must have sent for the audit to mean something: one entry per kind of write. */
+const COVERED: readonly { what: string; matches: RegExp }[] = [
+  ...["activity", "sleep", "wait", "race", "start", "version"].map((kind) => ({
+    what: `a step of kind ${kind} recorded`,
+    // The kind is a literal in its part, or (race, start) a parameter of a part named after it.
+    matches: new RegExp(
+      `INSERT INTO akter\\.steps \\([^)]*\\) SELECT [^;]*'${kind}'|"${kind}_\\d+" AS \\(INSERT INTO akter\\.steps `,
+    ),
+  })),
+  { what: "a start", matches: /INSERT INTO akter\.executions / },
+  { what: "an emit", matches: /INSERT INTO akter\.events / },
+  { what: "a command receipt", matches: /INSERT INTO akter\.receipts / },
+  { what: "an interrupt", matches: /UPDATE akter\.executions SET interrupt = true/ },
+  {
+    what: "a finish",
+    matches: /UPDATE akter\.executions SET status = 'finished'|status = 'finished', result/,
+  },
+  {
+    what: "a staged start of another workflow",
+    matches: /INSERT INTO akter\.outbox \([^)]*\) SELECT [^;]*'start'/,
+  },
+  { what: "a timer armed", matches: /INSERT INTO akter\.outbox \([^)]*\) SELECT [^;]*'timer'/ },
+  { what: "a fence taken", matches: /UPDATE akter\.owners SET generation = generation \+ 1/ },
+]
+
+interface Sent {
+  readonly text: string
+  readonly values: readonly unknown[]
+}
+
+/**
+ * Records every statement any pg client of this process sends, with its values, until the returned
+ * function is called. Pool clients bind `query` when they connect, so this runs before any opens.
+ */
+const recordStatements = (sent: Map<string, Sent[]>): (() => void) => {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }
+  const original = prototype.query
+  prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [first, second] = args
+    const config: Partial<pg.QueryConfig> =
+      typeof first === "object" && first !== null ? (first as pg.QueryConfig) : {}
+    const text = typeof first === "string" ? first : config.text
+    const values = Array.isArray(second) ? second : (config.values ?? [])
+    if (typeof text === "string") {
+      const shape = flat(text)
+      const seen = sent.get(shape) ?? []
+      // A few sendings of each shape are enough to compare their keys; keep memory flat.
+      if (seen.length < 20) seen.push({ text, values })
+      sent.set(shape, seen)
+    }
+    return original.apply(this, args)
+  }
+  return () => {
+    prototype.query = original
+  }
+}
+
+const REPORT_YAML = `
+akter: 1
+owner: Report
+workflows:
+  stamp:
+    input: { region: string }
+    output: { region: string }
+    steps:
+      record: { kind: activity, input: { region: string }, output: { region: string } }
+  held:
+    steps:
+      hold: { kind: activity }
+schedules:
+  everySecond:
+    workflow: stamp
+    every: 1s
+    ownerId: hourly
+    input: { region: eu }
+    overlap: skip
+`
+
+describe("routable statements", () => {
+  it("judges a statement by its parse tree and the values it was sent with", async () => {
+    await loadSqlParser()
+    const cases: [string, unknown[], boolean][] = [
+      ["SELECT * FROM akter.steps WHERE routing_key = $1 AND execution_id = $2", ["5", "e"], true],
+      ["SELECT * FROM akter.steps WHERE execution_id = $1", ["e"], false],
+      ["SELECT * FROM akter.steps WHERE routing_key = ANY($1::bigint[])", [["5"]], false],
+      ["SELECT * FROM akter.steps WHERE routing_key = $1 OR execution_id = $2", ["5", "e"], false],
+      // Joined on the routing key to a pinned reference; or to a subquery of one value.
+      [
+        "SELECT 1 FROM akter.steps s JOIN akter.executions e ON e.routing_key = s.routing_key WHERE s.routing_key = $1",
+        ["5"],
+        true,
+      ],
+      [
+        "UPDATE akter.steps s SET exit = f.x FROM (SELECT $1::bigint AS routing_key, $2::bytea AS x) f WHERE s.routing_key = f.routing_key",
+        ["5", "x"],
+        true,
+      ],
+      // A LEFT JOIN's condition filters only its right side.
+      [
+        "SELECT 1 FROM akter.steps s LEFT JOIN akter.executions e ON s.routing_key = $1 AND e.routing_key = s.routing_key",
+        ["5"],
+        false,
+      ],
+      // Two parameters: routable only when they carried one key.
+      [
+        "WITH a AS (UPDATE akter.executions SET awaited = true WHERE routing_key = $1 RETURNING 1) SELECT * FROM akter.executions WHERE routing_key = $2",
+        ["5", "5"],
+        true,
+      ],
+      [
+        "WITH a AS (UPDATE akter.executions SET awaited = true WHERE routing_key = $1 RETURNING 1) SELECT * FROM akter.executions WHERE routing_key = $2",
+        ["5", "6"],
+        false,
+      ],
+      ["INSERT INTO akter.events (routing_key, sequence) VALUES ($1, 1)", ["5"], true],
+      [
+        "INSERT INTO akter.events (routing_key, sequence) VALUES ($1, 1), ($2, 2)",
+        ["5", "6"],
+        false,
+      ],
+      [
+        "INSERT INTO akter.outbox (routing_key, id) SELECT k, i FROM unnest($1::bigint[], $2::text[]) AS t(k, i)",
+        [["5"], ["e"]],
+        false,
+      ],
+      // A correlated subquery pinned through its outer reference, and one that is not.
+      [
+        "SELECT 1 FROM akter.steps s WHERE s.routing_key = $1 AND EXISTS (SELECT 1 FROM akter.events ev WHERE ev.routing_key = s.routing_key)",
+        ["5"],
+        true,
+      ],
+      [
+        "SELECT 1 FROM akter.steps s WHERE s.routing_key = $1 AND EXISTS (SELECT 1 FROM akter.events ev WHERE ev.name = 'x')",
+        ["5"],
+        false,
+      ],
+      // Reference tables are not judged; DDL neither.
+      ["SELECT * FROM akter.leases WHERE bucket = ANY($1::int[])", [[1]], true],
+      ["CREATE INDEX x ON akter.steps (kind)", [], true],
+    ]
+    const verdicts = cases.map(([text, values]) => auditStatement(text, values).routable)
+    expect(verdicts).toEqual(cases.map(([, , routable]) => routable))
+  })
+})
+
+describePostgres("routable statements, as sent", () => {
+  const sent = new Map<string, Sent[]>()
+  let stopRecording = () => {}
+  let database: { url: string; drop: () => Promise<void> } | undefined
+  const akters: TestAkter[] = []
+  const runners: Runner[] = []
+  let report: OwnerRegistration
+  // Report.held's activity runs until released (or until its runner gives it up).
+  let released = false
+  const releasing: (() => void)[] = []
+
+  beforeAll(async () => {
+    await loadSqlParser()
+    stopRecording = recordStatements(sent)
+    database = await createPostgresDatabase()
+    report = await registrationFromYaml(REPORT_YAML, "manifests/report.yaml")
+    const stamp = implementWorkflow(report, "stamp", {
+      activities: { record: (input: { region: string }) => Promise.resolve(input) },
+      body: ((input: { region: string }, wf: UntypedSteps) =>
+        wf.record({ region: input.region })) as never,
+    })
+    const held = implementWorkflow(report, "held", {
+      activities: {
+        hold: (_: undefined, ctx: { signal: AbortSignal }) =>
+          new Promise<void>((resolve, reject) => {
+            if (released) return resolve()
+            releasing.push(resolve)
+            ctx.signal.addEventListener("abort", () => reject(new Error("given up")))
+          }),
+      },
+      body: ((_: undefined, wf: UntypedSteps) => wf.hold()) as never,
+    })
+    // Two runners on one database: the buckets are split between them.
+    for (let i = 0; i < 2; i++) {
+      const akter = await testAkter({ databaseUrl: database.url })
+      akters.push(akter)
+      runners.push(
+        await startRunner({
+          akter,
+          workflows: [...makeWorkflows(demoPace), stamp, held],
+          pollMs: 50,
+          leaseMs: 3000,
+          retention: false,
+        }),
+      )
+    }
+  })
+
+  afterAll(async () => {
+    for (const runner of runners) await runner.close()
+    for (const akter of akters) await akter.close()
+    stopRecording()
+    await database?.drop()
+  })
+
+  it(
+    "sends owner tables only statements routable by one routing_key, but the named ones",
+    { timeout: 180_000 },
+    async () => {
+      const [a, b] = akters as [TestAkter, TestAkter]
+      const orders = Order.client(a)
+      const users = User.client(b)
+      const total = { amount: 1200, currency: "USD" as const }
+      const skus = ["sku-1", "restock-1", "discontinued-1", "sku-2", "sku-3", "sku-4"]
+      const runs = await Promise.all(
+        skus.map((sku, i) =>
+          orders.fulfill.start(`o-${i}`, { orderId: `o-${i}`, total, skus: [sku] }),
+        ),
+      )
+      const signUps = await Promise.all(
+        [0, 1].map((i) =>
+          users.signUp.start(`u-${i}`, { email: `u${i}@mail.example`, plan: "basic" }),
+        ),
+      )
+      await runs[5]!.interrupt()
+      // Payments and verifications arrive while the executions wait (or before: both are fine).
+      for (let i = 0; i < 5; i++) {
+        await Order.client(b).emit(`o-${i}`, "PaymentConfirmed", {
+          paymentId: `p-${i}`,
+          amount: total,
+        })
+      }
+      for (let i = 0; i < 2; i++) {
+        await users.emit(`u-${i}`, "EmailVerified", { email: `u${i}@mail.example` })
+        await users.emit(`u-${i}`, "ProfileCompleted", { displayName: `U ${i}` })
+      }
+      const ended = await Promise.all(
+        [...runs, ...signUps].map((run) => run.result({ timeout: "60 seconds" })),
+      )
+      expect(ended.map((result) => result._tag)).toContain("Success")
+      // The billing cycles the sign-ups started (demo pace bills two cycles, then ends).
+      const cycles = await listExecutions(a, {
+        ownerType: "Subscription",
+        workflow: "billingCycle",
+      })
+      for (const cycle of cycles.executions) {
+        await Subscription.client(a).billingCycle.attach(cycle.executionId).result({
+          timeout: "60 seconds",
+        })
+      }
+      // A runner drained while its activities run gives their executions up: it hands their timers
+      // back, and the other runner takes its buckets and finishes them.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      const reports = makeOwnerClient<any>(a, report)
+      const holds: { result: (o: object) => Promise<unknown> }[] = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => reports.held.start(`h-${i}`, undefined)),
+      )
+      await waitUntil("the second runner runs a held activity", () => runners[1]!.live > 0, {
+        timeoutMs: 60_000,
+      })
+      await runners[1]!.drain()
+      released = true
+      for (const release of releasing.splice(0)) release()
+      for (const run of holds) await run.result({ timeout: "60 seconds" })
+      for (const run of runs) await inspectExecution(a, run.executionId)
+      await listExecutions(a, {})
+      await listExecutions(a, { ownerType: "Order", ownerId: "o-1" })
+      await listExecutions(b, { status: "finished" })
+      await countExecutions(a, {})
+      const studio = studioHandler(a, { readOnly: true })
+      const detail = `/executions/${encodeURIComponent(runs[0]!.executionId)}`
+      for (const path of ["/", "/executions", detail, "/compatibility"]) {
+        expect((await studio(new Request(`http://studio.test${path}`))).status).toBe(200)
+      }
+      await sweepRetention(internalsOf(a), { keepMs: 0 })
+
+      const judged = [...sent].map(([shape, sendings]) => ({
+        shape,
+        verdicts: sendings.map(({ text, values }) => auditStatement(text, values)),
+      }))
+      const onOwnerTables = judged.filter(({ verdicts }) => verdicts[0]!.references.length > 0)
+      const unroutable = onOwnerTables.filter(({ verdicts }) => verdicts.some((v) => !v.routable))
+      const listed = (shape: string) => CROSS_OWNER.find((entry) => entry.matches.test(shape))
+      const why = (verdicts: readonly Verdict[]) =>
+        verdicts.find((v) => !v.routable)!.problems.join("; ")
+      expect(
+        unroutable
+          .filter(({ shape }) => listed(shape) === undefined)
+          .map(({ shape, verdicts }) => `${shape.slice(0, 300)}\n  → ${why(verdicts)}`),
+      ).toEqual([])
+      expect(
+        CROSS_OWNER.filter(
+          (entry) => !unroutable.some(({ shape }) => entry.matches.test(shape)),
+        ).map((entry) => entry.name),
+        "listed cross-owner statements the workload sent none of",
+      ).toEqual([])
+      expect(
+        COVERED.filter(
+          ({ matches }) => !onOwnerTables.some(({ shape }) => matches.test(shape)),
+        ).map(({ what }) => what),
+        "writes the workload was meant to send",
+      ).toEqual([])
+      // Most of what the engine sends is routable: the audit is not passing by listing everything.
+      expect(onOwnerTables.length - unroutable.length).toBeGreaterThan(20)
+    },
+  )
+})
