@@ -95,9 +95,16 @@ const CROSS_OWNER: readonly {
   {
     name: "staged start relayed",
     reason:
-      "a `start` step stages the start in its own owner's outbox; the relay then starts the other owner's execution and deletes the staged row in one statement (engine/startStatement.ts): two owners, by design of the step",
+      "a `start` step stages the start in its own owner's outbox; the relay then starts the other owner's execution (reading the parent's row, for a child) and deletes the staged row in one statement (engine/startStatement.ts): two owners, by design of the step",
     matches:
-      /^WITH "owner_created_1" AS \(INSERT INTO akter\.owners .* "claimed_deleted_\d+" AS \(DELETE FROM akter\.outbox WHERE routing_key = /,
+      /^WITH ("parent_row_\d+" AS \(SELECT status FROM akter\.executions WHERE routing_key = [^)]*\), )?"owner_created_\d+" AS \(INSERT INTO akter\.owners .* "claimed_deleted_\d+" AS \(DELETE FROM akter\.outbox WHERE routing_key = /,
+  },
+  {
+    name: "children interrupted with their parent",
+    reason:
+      "an execution that ends interrupts its open children whose policy is `interrupt` (engine/executionStore.ts interruptChildrenPart); children live under other owners, found by their parent's key",
+    matches:
+      /^WITH "children_\d+" AS \(UPDATE akter\.executions SET interrupt = true WHERE parent_routing_key = /,
   },
   {
     name: "startup compatibility check",
