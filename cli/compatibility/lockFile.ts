@@ -441,7 +441,7 @@ export interface PruneOutcome {
  */
 export const pruneUnused = (
   lock: LockFile,
-  inUse: readonly ManifestInUse[],
+  inUse: readonly Omit<ManifestInUse, "concurrencyKey">[],
   declared: ReadonlySet<string>,
 ): PruneOutcome => {
   const used = new Set(inUse.map((row) => JSON.stringify([row.owner, row.workflow, row.hash])))

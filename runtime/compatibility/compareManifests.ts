@@ -11,6 +11,7 @@ import { compareFindings } from "./finding.js"
 import {
   NEW_TO_RELEASED,
   RELEASED_TO_NEW,
+  concurrencyProblem,
   eventProblem,
   eventsWaitedFor,
   inputProblem,
@@ -84,7 +85,20 @@ const workflowDrafts = (c: WorkflowComparison): LocatedDraft[] => {
     )
   }
   push(inputProblem(c))
-  if (!c.perspective.rollback) push(outputProblem(c))
+  if (!c.perspective.rollback) {
+    push(outputProblem(c))
+    // Concurrency keys decide when executions run, whichever manifest's runners run them: one
+    // direction says it all.
+    push(
+      concurrencyProblem(
+        c.owner,
+        c.workflow,
+        c.writer.concurrency,
+        c.reader.concurrency,
+        c.perspective,
+      ),
+    )
+  }
   for (const [marker, recorded] of writerMarkers(c.writer, c.reader, c.perspective.rollback)) {
     push(markerProblem(c, marker, recorded))
   }

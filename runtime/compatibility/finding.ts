@@ -124,6 +124,26 @@ export const RULES = {
     severity: "error",
     fix: "add payload fields as optional and keep old types readable, or declare a new event for the new shape",
   },
+  "concurrency-key-changed": {
+    axis: "replay",
+    severity: "error",
+    fix: `keep the key path until the executions started under it have finished (${OPEN_LIST}), then change it: until then executions under the old path and the new one are limited separately, and together may exceed the limit; or add an ignore entry with a reason`,
+  },
+  "concurrency-limit-lowered": {
+    axis: "replay",
+    severity: "warning",
+    fix: "nothing to do: executions already admitted finish; new ones are admitted only while fewer than the new limit of their group run",
+  },
+  "concurrency-added": {
+    axis: "replay",
+    severity: "warning",
+    fix: "executions started before the key are not counted against the limit; let them finish first if the limit must hold from the first start under it",
+  },
+  "concurrency-removed": {
+    axis: "replay",
+    severity: "warning",
+    fix: "executions still queued are all admitted at the next finish in their group; keep the key until none is queued if they must not run together",
+  },
   "rollback-workflow-added": {
     axis: "rollback",
     severity: "info",

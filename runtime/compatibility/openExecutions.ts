@@ -10,6 +10,7 @@ import { findingKey, mergeFindings } from "./finding.js"
 import {
   START_TO_NEW,
   compatibilityHashOf,
+  concurrencyProblem,
   eventProblem,
   inputProblem,
   markerProblem,
@@ -100,11 +101,26 @@ export interface OpenMarkerAggregate extends OpenGroupKey {
   readonly oldestStartedAtMs: number
 }
 
-/** The open executions of a database, as three aggregates that one query each fills. */
+/**
+ * Open executions of one workflow by the concurrency key path they started under (`null`: none).
+ * Read from the executions themselves: a concurrency key is outside the compatibility hash, so a
+ * start manifest does not tell which one an execution started under.
+ */
+export interface OpenConcurrencyAggregate {
+  readonly owner: string
+  readonly workflow: string
+  readonly key: string | null
+  readonly count: number
+  readonly oldestStartedAtMs: number
+}
+
+/** The open executions of a database, as aggregates that one query each fills. */
 export interface OpenExecutionAggregates {
   readonly groups: readonly OpenGroup[]
   readonly steps: readonly OpenStepAggregate[]
   readonly markers: readonly OpenMarkerAggregate[]
+  /** Absent: not read (then no concurrency rule is judged against open executions). */
+  readonly concurrency?: readonly OpenConcurrencyAggregate[]
 }
 
 export interface OpenCheckOptions {
@@ -287,6 +303,27 @@ export const checkOpenExecutions = (
         ),
       )
     }
+  }
+  for (const row of open.concurrency ?? []) {
+    const runner = next.find((owner) => owner.owner === row.owner)?.workflows[row.workflow]
+    // A workflow gone is reported as workflow-removed; a limit is not on the rows, so a lowered
+    // one is judged against the lock file only.
+    if (runner === undefined) continue
+    const draft = concurrencyProblem(
+      row.owner,
+      row.workflow,
+      row.key === null ? undefined : { key: row.key },
+      runner.concurrency,
+      START_TO_NEW,
+    )
+    if (draft === undefined || row.count <= 0) continue
+    const locate = options.locate
+    findings.push(
+      toFinding(draft, locate === undefined ? undefined : (path) => locate(row.owner, path), {
+        count: row.count,
+        oldestStartedAtMs: row.oldestStartedAtMs,
+      }),
+    )
   }
   const observed = new Set(findings.map(findingKey))
   const lock = (options.lockFindings ?? [])

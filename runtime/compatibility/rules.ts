@@ -553,3 +553,63 @@ export const compatibilityHashOf = (workflow: CanonicalWorkflow): Hash => {
   }
   return hash
 }
+
+/** Where a workflow's `concurrency:` entry is, most precise first. */
+const concurrencyPaths = (workflow: string, field?: "key" | "limit"): ManifestPath[] => [
+  ...(field === undefined ? [] : [["workflows", workflow, "concurrency", field]]),
+  ["workflows", workflow, "concurrency"],
+  workflowPath(workflow),
+]
+
+/**
+ * A change of a workflow's concurrency key between the writer (the manifest executions were
+ * started under) and the reader. Executions keep the group they started in — the key path and
+ * value are on their rows — so a changed path splits a group's executions in two that are limited
+ * separately (an error while any is open); a lowered limit lets admitted executions finish; an
+ * added key does not count executions started before it; a removed one admits every queued
+ * execution at its group's next finish (warnings). A raised limit is safe and reports nothing.
+ */
+export const concurrencyProblem = (
+  owner: string,
+  workflow: string,
+  writer: { readonly key: string; readonly limit?: number } | undefined,
+  reader: CanonicalWorkflow["concurrency"],
+  perspective: Perspective,
+): LocatedDraft | undefined => {
+  const subject = { owner, workflow }
+  const name = `${owner}.${workflow}`
+  if (writer === undefined && reader === undefined) return undefined
+  if (writer === undefined) {
+    return {
+      rule: "concurrency-added",
+      ...subject,
+      message: `${name} declares the concurrency key "${reader!.key}" in ${perspective.reader}; executions started under ${perspective.writer} have none and are not counted against its limit of ${reader!.limit}`,
+      at: concurrencyPaths(workflow, "key"),
+    }
+  }
+  if (reader === undefined) {
+    return {
+      rule: "concurrency-removed",
+      ...subject,
+      message: `${name} declares no concurrency key in ${perspective.reader}; executions started under ${perspective.writer} with the key "${writer.key}" that are still queued are admitted at once`,
+      at: [workflowPath(workflow)],
+    }
+  }
+  if (writer.key !== reader.key) {
+    return {
+      rule: "concurrency-key-changed",
+      ...subject,
+      message: `the concurrency key of ${name} is "${reader.key}" in ${perspective.reader} but "${writer.key}" under ${perspective.writer}: executions started under each are limited separately`,
+      at: concurrencyPaths(workflow, "key"),
+    }
+  }
+  if (writer.limit !== undefined && reader.limit < writer.limit) {
+    return {
+      rule: "concurrency-limit-lowered",
+      ...subject,
+      message: `the concurrency limit of ${name} is ${reader.limit} in ${perspective.reader}, lowered from ${writer.limit} under ${perspective.writer}: executions already admitted above it finish first`,
+      at: concurrencyPaths(workflow, "limit"),
+    }
+  }
+  return undefined
+}

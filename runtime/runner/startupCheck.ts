@@ -8,6 +8,7 @@ import { sql } from "kysely"
 import type { Finding } from "../compatibility/finding.js"
 import {
   checkOpenExecutions,
+  type OpenConcurrencyAggregate,
   type OpenExecutionAggregates,
   type OpenGroup,
   type OpenMarkerAggregate,
@@ -98,10 +99,26 @@ export const readOpenExecutions = async (
   owners?: OwnerTypes,
 ): Promise<OpenExecutionAggregates> => {
   const groups = await readOpenGroups(db, owners)
-  if (groups.length === 0) return { groups, steps: [], markers: [] }
+  if (groups.length === 0) return { groups, steps: [], markers: [], concurrency: [] }
   const steps = await readOpenSteps(db, owners)
   const markers = await readOpenMarkers(db, owners)
-  return { groups, steps, markers }
+  const concurrency = await readOpenConcurrency(db, owners)
+  return { groups, steps, markers, concurrency }
+}
+
+/** Open executions by workflow and the concurrency key path they started under. */
+const readOpenConcurrency = async (
+  db: Queryable,
+  owners: OwnerTypes,
+): Promise<OpenConcurrencyAggregate[]> => {
+  const { rows } = await sql<OpenConcurrencyAggregate>`
+    SELECT owner_type AS owner, workflow, concurrency_key AS key, count(*) AS count,
+      min(started_at_ms) AS "oldestStartedAtMs"
+    FROM akter.executions
+    WHERE status <> 'finished' AND ${ofOwnerTypes("owner_type", owners)}
+    GROUP BY 1, 2, 3
+    ORDER BY 1, 2, 3`.execute(db)
+  return rows
 }
 
 /** A workflow manifest in use: an open execution of `owner`.`workflow` started under `hash`. */
@@ -109,22 +126,26 @@ export interface ManifestInUse {
   readonly owner: string
   readonly workflow: string
   readonly hash: string
+  /** The concurrency key path they started under (outside the hash); null: none. */
+  readonly concurrencyKey: string | null
 }
 
 /**
- * Which (owner type, workflow, start manifest hash) open executions use: one index-only read of
- * the `executions_check` index. The fast path of startup acceptance, and what `akter lock --prune`
+ * Which (owner type, workflow, start manifest hash, concurrency key path) open executions use:
+ * one read of the open executions (the key path is not in the `executions_check` index, so the
+ * read visits their rows). The fast path of startup acceptance, and what `akter lock --prune`
  * keeps.
  *
  * @example
- * const used = await readManifestsInUse(db) // [{ owner: "Order", workflow: "fulfill", hash: "akter1:sha256:…" }]
+ * const used = await readManifestsInUse(db) // [{ owner: "Order", workflow: "fulfill", hash: "akter1:sha256:…", concurrencyKey: null }]
  */
 export const readManifestsInUse = async (
   db: Queryable,
   owners?: OwnerTypes,
 ): Promise<ManifestInUse[]> => {
   const { rows } = await sql<ManifestInUse>`
-    SELECT DISTINCT owner_type AS owner, workflow, manifest_hash AS hash
+    SELECT DISTINCT owner_type AS owner, workflow, manifest_hash AS hash,
+      concurrency_key AS "concurrencyKey"
     FROM akter.executions
     WHERE status <> 'finished' AND ${ofOwnerTypes("owner_type", owners)}
     ORDER BY 1, 2, 3`.execute(db)
@@ -188,9 +209,18 @@ export const nothingChanged = (
       accepted.hash === w.hashes.compatibility
     )
   })
+  // A concurrency key path is outside the hash: open executions started under another one (or
+  // none) are judged by the open-execution check.
+  const keys = new Map(
+    workflows.map((w) => [workflowKey(w.owner, w.name), w.canonical.concurrency?.key ?? null]),
+  )
   return (
     acceptedAsOwn &&
-    inUse.every((used) => own.has(`${workflowKey(used.owner, used.workflow)} ${used.hash}`))
+    inUse.every(
+      (used) =>
+        own.has(`${workflowKey(used.owner, used.workflow)} ${used.hash}`) &&
+        keys.get(workflowKey(used.owner, used.workflow)) === used.concurrencyKey,
+    )
   )
 }
 
@@ -271,6 +301,7 @@ export const startupProblems = (
     groups: open.groups.filter(mine),
     steps: open.steps.filter(mine),
     markers: open.markers.filter(mine),
+    ...(open.concurrency === undefined ? {} : { concurrency: open.concurrency.filter(mine) }),
   }
   return checkOpenExecutions(relevant, served.owners).filter(
     (finding) => finding.severity === "error",

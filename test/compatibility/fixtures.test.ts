@@ -92,6 +92,23 @@ const cases: Record<Exclude<RuleId, "start-manifest-missing">, Expected> = {
     ],
     message: "paymentId: recorded as string, read as integer",
   },
+  "concurrency-key-changed": {
+    finding: "concurrency-key-changed error 8:20",
+    message:
+      'the concurrency key of Order.fulfill is "accountId" in this manifest but "customerId" under the previous manifest',
+  },
+  "concurrency-limit-lowered": {
+    finding: "concurrency-limit-lowered warning 8:37",
+    message: "the concurrency limit of Order.fulfill is 1 in this manifest, lowered from 2",
+  },
+  "concurrency-added": {
+    finding: "concurrency-added warning 8:20",
+    message: 'Order.fulfill declares the concurrency key "customerId" in this manifest',
+  },
+  "concurrency-removed": {
+    finding: "concurrency-removed warning 6:3",
+    message: "Order.fulfill declares no concurrency key in this manifest",
+  },
   "rollback-workflow-added": {
     rollback: true,
     finding: "rollback-workflow-added info 33:3",

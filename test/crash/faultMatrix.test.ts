@@ -52,7 +52,9 @@ const both = (name: string, ...hits: number[]): FaultCase[] =>
  * lands on; every such write must be safe to die at. Step kinds meet the points as follows:
  * activities at `pending` and `settle` (and the client points inside them), the sleep at `sleep`,
  * `park` and `settle`, the waits at `wait`, `timeout`, `park` and `settle`, the race at `settle`
- * (its winner is recorded with the next write), the start step at `start-step` and `relay`.
+ * (its winner is recorded with the next write), the start step at `start-step` and `relay`, and
+ * the finish of `leaf` (a workflow with a concurrency key) at `admit`: before its transaction,
+ * holding its group's lock with nothing written (`admit.locked`), and after it committed.
  */
 const FAULT_CASES: readonly FaultCase[] = [
   ...both("pending", 1, 4),
@@ -63,6 +65,8 @@ const FAULT_CASES: readonly FaultCase[] = [
   ...both("settle", 1, 3, 6),
   ...both("park", 1, 3),
   ...both("finish", 1, 3),
+  ...both("admit", 1),
+  ["admit.locked", 1],
   ...both("claim", 1),
   ["claim.after", 10],
   ...both("activate", 1),

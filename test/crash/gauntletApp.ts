@@ -4,7 +4,8 @@
  * event its next step waits for (client `emit` points), a sleep, a wait that times out, a race of an
  * activity against a wait, an activity that fails once and is retried after a durable backoff, a
  * `start` step (the relay's points), and an activity that starts another execution and interrupts it
- * (client `start` and `interrupt` points). Side effects inside activities carry the attempt's
+ * (client `start` and `interrupt` points). `leaf` declares a concurrency key, so its start takes
+ * its group's lock and its finish passes the admission points (`admit`). Side effects inside activities carry the attempt's
  * idempotency key as their command id, so a rerun after a kill repeats none of them.
  *
  * The sleep, the timeout and the backoff are long enough that each parks its pass even on a loaded
@@ -63,6 +64,7 @@ workflows:
   leaf:
     input: { n: integer }
     output: { doubled: integer }
+    concurrency: { key: n, limit: 1 }
     steps:
       double: { kind: activity, input: { n: integer }, output: { doubled: integer } }
   victim:

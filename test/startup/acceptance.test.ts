@@ -128,8 +128,9 @@ describeEachBackend("startup acceptance", (backend) => {
         acceptManifests(internals(), [fulfillOf(v2)]),
       )
 
-      // begin, lock, latest, in use, groups, recorded steps, markers, the insert, commit.
-      expect(statements).toBe(9)
+      // begin, lock, latest, in use, groups, recorded steps, markers, concurrency key paths, the
+      // insert, commit.
+      expect(statements).toBe(10)
       const rows = await manifestRows()
       const recorded = rows.find((row) => row.manifest_hash === hashOf(v2))!
       expect(acceptedAt).toEqual(new Map([["Shop/fulfill", recorded.accepted_at_ms]]))
@@ -141,8 +142,9 @@ describeEachBackend("startup acceptance", (backend) => {
       const before = await manifestRows()
       const [, statements] = await statementsOf(() => acceptManifests(internals(), [fulfillOf(v2)]))
 
-      // The release-1 executions are open: groups, steps and markers are read; nothing is written.
-      expect(statements).toBe(8)
+      // The release-1 executions are open: groups, steps, markers and concurrency key paths are
+      // read; nothing is written.
+      expect(statements).toBe(9)
       expect(await manifestRows()).toEqual(before)
     })
 

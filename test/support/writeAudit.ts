@@ -166,11 +166,16 @@ END $$;
 CREATE CONSTRAINT TRIGGER audit_steps_fence AFTER INSERT OR UPDATE ON akter.steps
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION akter_audit.fence_of_step();
 
--- Only what a pass writes; the interrupt flag is a client's.
+-- Only what a pass writes; the interrupt flag is a client's, and the admission of a queued
+-- execution (queued to running, nothing else) is its concurrency group's, written under the
+-- group's lock by whichever runner finished the execution that made room.
 CREATE FUNCTION akter_audit.pass_wrote(old_row akter.executions, new_row akter.executions)
   RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
   SELECT (new_row.status, new_row.result, new_row.event_cursor, new_row.manifest_hash)
     IS DISTINCT FROM (old_row.status, old_row.result, old_row.event_cursor, old_row.manifest_hash)
+    AND NOT (old_row.status = 'queued' AND new_row.status = 'running'
+      AND (new_row.result, new_row.event_cursor, new_row.manifest_hash)
+        IS NOT DISTINCT FROM (old_row.result, old_row.event_cursor, old_row.manifest_hash))
 $$;
 
 CREATE FUNCTION akter_audit.fence_of_execution() RETURNS trigger LANGUAGE plpgsql AS $$
