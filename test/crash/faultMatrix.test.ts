@@ -45,10 +45,11 @@ const both = (name: string, ...hits: number[]): FaultCase[] =>
 /**
  * The points, each at its first hit, and where a run passes a point several times at a later hit
  * too. By the gauntlet's order of writes, `pending` 4 is the retried attempt of `flaky`, `wait` 3
- * the race's losing wait, `park` 3 the retry's durable backoff, `finish` 3 the last of the three
- * executions to finish, `activate` 3 the third owner; `settle` 1 carries the first activity's
- * result, `settle` 3 the sleep's as its pass resumes, `settle` 6 the race's winner; `lease` 2 is a
- * heartbeat mid-run, `claim` 10 a poll mid-run. Timing can move which write a later hit
+ * the race's losing wait, `park` 3 the retry's durable backoff, `finish` 2 the last of the two
+ * executions that finish outside a concurrency group (`leaf` finishes at `admit`), `activate` 3
+ * the third owner; `settle` 1 carries the first activity's result, `settle` 3 the sleep's as its
+ * pass resumes, `settle` 6 the race's winner; `lease` 2 is a heartbeat mid-run, `claim` 10 a poll
+ * mid-run. Timing can move which write a later hit
  * lands on; every such write must be safe to die at. Step kinds meet the points as follows:
  * activities at `pending` and `settle` (and the client points inside them), the sleep at `sleep`,
  * `park` and `settle`, the waits at `wait`, `timeout`, `park` and `settle`, the race at `settle`
@@ -64,7 +65,7 @@ const FAULT_CASES: readonly FaultCase[] = [
   ...both("start-step", 1),
   ...both("settle", 1, 3, 6),
   ...both("park", 1, 3),
-  ...both("finish", 1, 3),
+  ...both("finish", 1, 2),
   ...both("admit", 1),
   ["admit.locked", 1],
   ...both("claim", 1),

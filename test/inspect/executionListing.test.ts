@@ -190,6 +190,7 @@ describeEachBackend("listing executions", (backend) => {
       const by = (status: string) => matching.filter((r) => r.status === status).length
       return {
         total: matching.length,
+        queued: 0,
         running: 0,
         suspended: by("suspended"),
         finished: by("finished"),

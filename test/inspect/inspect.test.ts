@@ -246,7 +246,7 @@ describe("akter inspect", { timeout: 240_000 }, () => {
     const badStatus = await inspect("--data-dir", dataDir, "--status", "sleeping")
     expect(badStatus.code).toBe(2)
     expect(badStatus.stderr).toContain(
-      'akter inspect: --status must be one of running, suspended, finished, open, not "sleeping"',
+      'akter inspect: --status must be one of queued, running, suspended, finished, open, not "sleeping"',
     )
   })
 })
