@@ -67,9 +67,23 @@ export interface CallBounds {
 export const SILENT_MS = 1000
 
 /**
+ * SQLSTATEs of a statement Postgres aborted for a conflict with another transaction (deadlock
+ * detected, serialization failure): the statement was rolled back whole, so an idempotent call
+ * may run it again. Seen in CI: a client's interrupt chosen as a deadlock's victim beside a pass.
+ */
+const TRANSIENT_CONFLICTS: ReadonlySet<unknown> = new Set(["40P01", "40001"])
+
+const isTransientConflict = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  TRANSIENT_CONFLICTS.has((error as { code?: unknown }).code)
+
+/**
  * Runs an idempotent database call, retrying connection-class failures with backoff until the
  * deadline (the caller's, or `callTimeoutMs` from now, whichever is sooner); then fails with
- * `DatabaseUnavailable`. Other failures pass through at once.
+ * `DatabaseUnavailable`. A statement aborted by a conflict (`TRANSIENT_CONFLICTS`) is retried
+ * the same way while time is left, then its error passes through. Other failures pass through at
+ * once.
  *
  * @example
  * const status = await idempotentCall("status", bounds, () => readStatus(internals, workflow, execution))
@@ -99,10 +113,12 @@ export const idempotentCall = async <A>(
         }
         throw new DatabaseUnavailable(operation, Date.now() - started, refused ?? error)
       }
-      if (!isConnectionError(error)) throw error
-      refused = error
+      const conflict = isTransientConflict(error)
+      if (!conflict && !isConnectionError(error)) throw error
+      if (!conflict) refused = error
       const left = deadline - Date.now()
       if (left <= FIRST_BACKOFF_MS) {
+        if (conflict) throw error
         throw new DatabaseUnavailable(operation, Date.now() - started, error)
       }
       await sleep(Math.min(backoff, left - FIRST_BACKOFF_MS))
