@@ -8,16 +8,12 @@
 import { sql } from "kysely"
 import {
   executionListQuery,
+  summaryOf,
   type ExecutionFilter,
   type ExecutionSummary,
   type ListingPosition,
 } from "../runtime/inspect/executionQueries.js"
-import {
-  inspectExit,
-  inspectValue,
-  outcomeOf,
-  type Outcome,
-} from "../runtime/inspect/storedValues.js"
+import { inspectValue, type Outcome } from "../runtime/inspect/storedValues.js"
 import { nowMs, type DatabaseClock } from "../runtime/storage/clock.js"
 import type { Db } from "../runtime/storage/database.js"
 
@@ -57,34 +53,6 @@ const withStudioFilters = <Q extends ReturnType<typeof executionListQuery>>(
   }
   return next
 }
-
-const summaryOf = (row: {
-  execution_id: string
-  tenant: string
-  owner_type: string
-  owner_id: string
-  workflow: string
-  execution_key: string
-  manifest_hash: string
-  status: "queued" | "running" | "suspended" | "finished"
-  interrupt: boolean
-  result: Buffer | null
-  started_at_ms: number
-  finished_at_ms: number | null
-}): ExecutionSummary => ({
-  executionId: row.execution_id,
-  tenant: row.tenant,
-  ownerType: row.owner_type,
-  ownerId: row.owner_id,
-  workflow: row.workflow,
-  key: row.execution_key,
-  manifestHash: row.manifest_hash,
-  status: row.status,
-  interrupting: row.interrupt,
-  outcome: row.result === null ? undefined : outcomeOf(inspectExit(row.result)),
-  startedAtMs: row.started_at_ms,
-  finishedAtMs: row.finished_at_ms,
-})
 
 const fieldAt = (value: unknown, path: readonly string[]): unknown => {
   let current = value

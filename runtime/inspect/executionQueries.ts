@@ -175,7 +175,8 @@ const summaryColumns = [
 
 type SummaryRow = Pick<Row<"akter.executions">, (typeof summaryColumns)[number]>
 
-const summaryOf = (row: SummaryRow): ExecutionSummary => ({
+/** An execution's row as the listing and the studio show it. */
+export const summaryOf = (row: SummaryRow): ExecutionSummary => ({
   executionId: row.execution_id,
   tenant: row.tenant,
   ownerType: row.owner_type,
