@@ -7,7 +7,7 @@
  * `DatabaseUnavailable` carrying the last cause — never a raw driver error.
  */
 import { DatabaseUnavailable } from "../errors.js"
-import { isConnectionError } from "../storage/connectionErrors.js"
+import { isConnectionError, isTransientConflict } from "../storage/connectionErrors.js"
 import { timeoutDelay } from "../storage/clock.js"
 
 /** The first pause before a retry; each next one doubles, up to `LAST_BACKOFF_MS`. */
@@ -67,21 +67,9 @@ export interface CallBounds {
 export const SILENT_MS = 1000
 
 /**
- * SQLSTATEs of a statement Postgres aborted for a conflict with another transaction (deadlock
- * detected, serialization failure): the statement was rolled back whole, so an idempotent call
- * may run it again. Seen in CI: a client's interrupt chosen as a deadlock's victim beside a pass.
- */
-const TRANSIENT_CONFLICTS: ReadonlySet<unknown> = new Set(["40P01", "40001"])
-
-const isTransientConflict = (error: unknown): boolean =>
-  typeof error === "object" &&
-  error !== null &&
-  TRANSIENT_CONFLICTS.has((error as { code?: unknown }).code)
-
-/**
  * Runs an idempotent database call, retrying connection-class failures with backoff until the
  * deadline (the caller's, or `callTimeoutMs` from now, whichever is sooner); then fails with
- * `DatabaseUnavailable`. A statement aborted by a conflict (`TRANSIENT_CONFLICTS`) is retried
+ * `DatabaseUnavailable`. A statement aborted by a conflict (`isTransientConflict`) is retried
  * the same way while time is left, then its error passes through. Other failures pass through at
  * once.
  *

@@ -4,6 +4,9 @@
  * or paused server shows up as one of these, from the server (SQLSTATE class 08, 57P01–57P03, a
  * standby that cannot take writes yet) or from the driver and the socket (refused, reset, closed,
  * timed out). Everything else — constraint violations, syntax, serialization — is not.
+ *
+ * Beside them, the conflicts (`isTransientConflict`): a statement the server aborted because of
+ * another transaction, rolled back whole, which an idempotent call may simply run again.
  */
 
 /** SQLSTATEs the server sends when it is going away or cannot serve this session now. */
@@ -49,6 +52,17 @@ const DRIVER_MESSAGES = [
 ]
 
 const codeOf = (error: object): unknown => (error as { code?: unknown }).code
+
+/** SQLSTATEs of a statement aborted for a conflict with another transaction: deadlock, serialization. */
+const CONFLICT_SQLSTATES: ReadonlySet<unknown> = new Set(["40P01", "40001"])
+
+/**
+ * Whether the server aborted `error`'s statement for a conflict with another transaction (deadlock
+ * detected, serialization failure): it was rolled back whole, so an idempotent call may run it
+ * again. Seen in CI: a client's interrupt chosen as a deadlock's victim beside a pass.
+ */
+export const isTransientConflict = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && CONFLICT_SQLSTATES.has(codeOf(error))
 
 /**
  * Whether `error` (or an error it wraps as `cause`, or one of an AggregateError's) means the
