@@ -12,7 +12,9 @@ import { expect, it } from "vitest"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { installAdmissionAudit, readAdmissionHistory } from "../support/admissionAudit.js"
 import { describePostgres } from "../support/backends.js"
+import { leaseHolders } from "../support/leaseView.js"
 import { withScenario } from "../support/scenarioDatabase.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { readWriteAudit } from "../support/writeAudit.js"
 import { registration } from "./queueApp.js"
 
@@ -35,7 +37,16 @@ describePostgres("concurrency keys across runner processes", () => {
           args: ["--lease-ms", "5000", "--pool-size", "4"],
         })
         const runners = [fleet.spawn(), fleet.spawn(), fleet.spawn()]
-        await Promise.all(runners.map((runner) => runner.runnerId(120_000)))
+        const ids = await Promise.all(runners.map((runner) => runner.runnerId(120_000)))
+        // Every runner must hold buckets before the starts, or the first to start serves them all.
+        await waitUntil(
+          "each of the 3 runners holds 64 buckets or more",
+          async () => {
+            const holders = await leaseHolders(scenario.db)
+            return ids.every((id) => (holders.get(id)?.length ?? 0) >= 64) || undefined
+          },
+          { timeoutMs: 90_000, details: scenario.outputs },
+        )
         const client = makeOwnerClient<AnyClient>(scenario.akter, registration)
 
         // Each customer's starts one after another (their order is the order to keep), the

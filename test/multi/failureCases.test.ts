@@ -486,6 +486,8 @@ describePostgres("runner failures", () => {
       async (scenario) => {
         const { client } = await oneRunner(scenario)
         const skew = (await databaseNow(scenario.db)) - Date.now()
+        // The wait times out after 2 s: long enough that an event emitted right after the start
+        // commits first on a loaded machine, short next to the test's time.
         // Rounds 0-3: the event right after the start, long before the deadline: it wins. Rounds
         // 4-7: the event only once the timeout is recorded: the timeout wins. The rest race.
         const forced = (round: number) =>

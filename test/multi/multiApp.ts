@@ -52,7 +52,7 @@ workflows:
   timedWait:
     output: { outcome: string }
     steps:
-      ping: { kind: wait, event: Ping, timeout: 300ms }
+      ping: { kind: wait, event: Ping, timeout: 2s }
       rest: { kind: activity }
   brief:
     input: { workMs: integer }
