@@ -240,16 +240,25 @@ export class PassWriter {
             ? sql``
             : sql`, ${countOf(start.names.inserted)} AS created,
                 (SELECT event_cursor FROM ${sql.id(start.names.inserted)}) AS event_cursor`
-        const select = sql`${fencedGeneration}, ${settled} AS settled${startColumns}${
+        // Lock order: the execution row before its outbox rows, as every client statement takes
+        // them (an interrupt flags the execution, then pokes its timer). Postgres runs a CTE the
+        // select reads when the select reaches it, and the others after the select, the last listed
+        // first — so the write's timer parts would lock the outbox row before this patch locked the
+        // execution, and a suspend racing an interrupt could deadlock. Reading the patch's count
+        // ahead of the write's own columns runs it first.
+        const patched = isEmptyPatch(execution)
+          ? undefined
+          : executionPatchPart(this.routingKey, this.executionId, execution)
+        const patchedColumn =
+          patched === undefined ? sql`` : sql`, ${countOf(patched.name)} AS patched`
+        const select = sql`${fencedGeneration}${patchedColumn}, ${settled} AS settled${startColumns}${
           write.select === undefined ? sql`` : sql`, ${write.select}`
         }`
         // The fence parts come after the start's head (they refer to it) and before everything
         // else (every other part refers to the fence).
         const execute = async (fence: readonly StatementPart[]) => {
           const parts: StatementPart[] = [...fence, ...(start?.tail ?? []), ...carried]
-          if (!isEmptyPatch(execution)) {
-            parts.push(executionPatchPart(this.routingKey, this.executionId, execution))
-          }
+          if (patched !== undefined) parts.push(patched)
           parts.push(...write.parts)
           // A held settle that matched no pending row aborts the whole statement: nothing commits.
           const statement = composeStatement(parts, select)
