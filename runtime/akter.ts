@@ -10,7 +10,7 @@ import { AkterMetrics } from "./observability/metrics.js"
 import { startTelemetry, type TelemetryOptions } from "./observability/telemetry.js"
 import { makeClock, measureSkew, type DatabaseClock } from "./storage/clock.js"
 import { migrate } from "./storage/migrator.js"
-import { openStorage, type Storage } from "./storage/openStorage.js"
+import type { Storage } from "./storage/openStorage.js"
 import { enableTenantIsolation } from "./storage/tenantIsolation.js"
 import { FINISHED_CHANNEL } from "./outbox/notifications.js"
 import { Wakeups } from "./outbox/wakeups.js"
@@ -135,16 +135,24 @@ export const createAkter = async (options: AkterOptions = {}): Promise<Akter> =>
   const metrics = new AkterMetrics()
   const telemetry =
     options.telemetry === undefined ? undefined : await startTelemetry(options.telemetry, metrics)
-  const storage = await openStorage({
-    ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
-    ...(options.databaseUrl === undefined ? {} : { databaseUrl: options.databaseUrl }),
-    ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
-    ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
-    ...listenUrlOf(options),
-  }).catch(async (error: unknown) => {
-    await telemetry?.close()
-    throw error
-  })
+  // The driver (node-postgres), kysely's connection and schema classes and the LISTEN session are
+  // loaded here, when a database is opened, not by `import "akter"`: a process that only imports
+  // akter (a script, a test collecting, a CLI command that reaches no database) does not pay for
+  // them. A failed load rejects here, with the loader's error, like a failed open.
+  const storage = await import("./storage/openStorage.js")
+    .then(({ openStorage }) =>
+      openStorage({
+        ...(options.tenant === undefined ? {} : { tenant: options.tenant }),
+        ...(options.databaseUrl === undefined ? {} : { databaseUrl: options.databaseUrl }),
+        ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+        ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+        ...listenUrlOf(options),
+      }),
+    )
+    .catch(async (error: unknown) => {
+      await telemetry?.close()
+      throw error
+    })
   try {
     // A tenant-restricted role does not own the schema: it cannot (and must not) migrate it.
     if (options.migrate ?? options.tenant === undefined) await migrate(storage.db)
