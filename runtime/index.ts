@@ -51,7 +51,8 @@ export type {
   WorkflowSteps,
 } from "./engine/workflowApi.js"
 export { makeEffectOwnerClient, makeOwnerClient } from "./client/ownerClient.js"
-export { startRunner, type Runner, type RunnerOptions } from "./runner/runner.js"
+export { startRunner } from "./runner/lazyRunner.js"
+export type { Runner, RunnerOptions } from "./runner/runner.js"
 export { AkterHandle, AkterRunner } from "./layers.js"
 export { makeLogger, type Logger, type LogLevel } from "./log.js"
 export type {

@@ -6,7 +6,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { createAkter, type Akter, type AkterOptions } from "./akter.js"
-import { startRunner, type Runner, type RunnerOptions } from "./runner/runner.js"
+import type { Runner, RunnerOptions } from "./runner/runner.js"
+import { startRunner } from "./runner/lazyRunner.js"
 
 /**
  * An akter handle as a service.
