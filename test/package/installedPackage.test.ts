@@ -250,6 +250,53 @@ describeWithRegistry("the installed package", () => {
   })
 
   it(
+    "loads the database driver when a handle opens, and the runner when one starts, not on import",
+    { timeout: 300_000 },
+    () => {
+      const log = join(project.root, "lazy.log")
+      writeFileSync(
+        join(project.root, "lazy.mjs"),
+        [
+          'import { appendFileSync } from "node:fs"',
+          `const mark = (stage) => appendFileSync(${JSON.stringify(log)}, \`-- \${stage}\\n\`)`,
+          'const { createAkter, startRunner } = await import("akter")',
+          'await import("akter/testing")',
+          'mark("imported")',
+          'const akter = await createAkter({ dataDir: "memory" })',
+          'mark("opened")',
+          "const runner = await startRunner({ akter, workflows: [] })",
+          'mark("runner started")',
+          "await runner.close()",
+          "await akter.close()",
+          "",
+        ].join("\n"),
+      )
+      const result = project.run(process.execPath, ["--import", moduleLog(log), "lazy.mjs"], {
+        AKTER_LOG: "error",
+      })
+      expect(result.status, result.stderr).toBe(0)
+      const lines = readFileSync(log, "utf8").split("\n")
+      const stage = (name: string) => lines.indexOf(`-- ${name}`)
+      expect([stage("imported"), stage("opened"), stage("runner started")]).not.toContain(-1)
+      const driver = /\/node_modules\/(pg|@electric-sql\/pglite)\/|\/chunks\/openStorage-\w+\.js$/
+      const runnerChunk = /\/chunks\/runner-\w+\.js$/
+      const upTo = (name: string) => lines.slice(0, stage(name))
+      expect(upTo("imported").filter((url) => driver.test(url) || runnerChunk.test(url))).toEqual(
+        [],
+      )
+      // Loaded by the open, and by the start: the log sees them, so their absence above means something.
+      expect(
+        upTo("opened").filter((url) => url.includes("/node_modules/pg/")).length,
+      ).toBeGreaterThan(0)
+      expect(
+        upTo("opened").filter((url) => url.includes("/@electric-sql/pglite/")).length,
+      ).toBeGreaterThan(0)
+      expect(upTo("opened").filter((url) => runnerChunk.test(url))).toEqual([])
+      expect(upTo("runner started").filter((url) => runnerChunk.test(url))).toHaveLength(1)
+    },
+  )
+
+  it(
     "refuses a TypeScript app module without a loader, saying how to run it, and runs it through the project's tsx",
     { timeout: 600_000 },
     async () => {
