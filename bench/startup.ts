@@ -18,22 +18,34 @@
  * steadier figure), and the goal of issue 13 (--help and an unchanged generate under 250 ms, the
  * import under 300 ms).
  *
- * Run: node --conditions=akter-source --import tsx bench/startup.ts [--rounds 21]
+ * The last lines give the import's own share: `import("akter")` less the effect + zod import, in
+ * wall time and in CPU time.
+ *
+ * `--against DIR` packs another checkout of akter (a worktree of the parent commit, say: it must
+ * have its node_modules) into a second project, and times its `import("akter")` in the same rounds,
+ * right after this one's, so that a change is compared with its parent in the same minutes.
+ *
+ * Run: node --conditions=akter-source --import tsx bench/startup.ts [--rounds 21] [--against DIR]
  */
 import { spawnSync } from "node:child_process"
-import { cpSync, readFileSync, writeFileSync } from "node:fs"
-import { availableParallelism, loadavg } from "node:os"
-import { join } from "node:path"
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { availableParallelism, loadavg, tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { installedProject, REPO } from "../test/support/packedAkter.js"
 import { median, percentile } from "./statistics.js"
 
-const { values } = parseArgs({ options: { rounds: { type: "string", default: "21" } } })
+const { values } = parseArgs({
+  options: { rounds: { type: "string", default: "21" }, against: { type: "string" } },
+})
 const rounds = Number(values.rounds)
+const against = values.against === undefined ? undefined : resolve(values.against)
 
 interface Subject {
   readonly label: string
   readonly args: readonly string[]
+  /** The project it runs in (default: this checkout's). */
+  readonly cwd?: string
   /** Wall-time goal in ms, if the issue sets one. */
   readonly goalMs: number | undefined
 }
@@ -42,6 +54,45 @@ console.error(
   "packing and installing akter (the tarball is reused while the sources are unchanged)…",
 )
 const project = installedProject("akter-bench-startup")
+
+/**
+ * A project with the checkout at `checkout` packed (its prepack builds it) and installed beside the
+ * same effect and zod as this checkout's project, or undefined without `--against`.
+ */
+const againstProject = (checkout: string | undefined): string | undefined => {
+  if (checkout === undefined) return undefined
+  const root = mkdtempSync(join(tmpdir(), "akter-bench-against-"))
+  const npm = (args: readonly string[], cwd: string) => {
+    const result = spawnSync("npm", [...args], { cwd, encoding: "utf8" })
+    if (result.status !== 0) {
+      throw new Error(`npm ${args.join(" ")} in ${cwd} failed:\n${result.stdout}${result.stderr}`)
+    }
+  }
+  console.error(`packing and installing the akter of ${checkout}…`)
+  npm(["pack", "--pack-destination", root], checkout)
+  const tarball = readdirSync(root).find((name) => name.endsWith(".tgz"))!
+  writeFileSync(join(root, "package.json"), '{ "private": true, "type": "module" }\n')
+  const versions = (name: string) =>
+    (
+      JSON.parse(
+        readFileSync(join(project.root, "node_modules", name, "package.json"), "utf8"),
+      ) as { version: string }
+    ).version
+  npm(
+    [
+      "install",
+      "--no-audit",
+      "--no-fund",
+      `./${tarball}`,
+      `effect@${versions("effect")}`,
+      `zod@${versions("zod")}`,
+    ],
+    root,
+  )
+  return root
+}
+
+const againstRoot = againstProject(against)
 try {
   cpSync(join(REPO, "manifests"), join(project.root, "manifests"), { recursive: true })
   const bin = join(project.root, "node_modules", "akter", "bin", "akter.js")
@@ -57,6 +108,16 @@ try {
       args: ["--input-type=module", "-e", 'await import("akter")'],
       goalMs: 300,
     },
+    ...(againstRoot === undefined
+      ? []
+      : [
+          {
+            label: 'import("akter") --against',
+            args: ["--input-type=module", "-e", 'await import("akter")'],
+            cwd: againstRoot,
+            goalMs: 300,
+          },
+        ]),
     {
       label: "import effect/Effect + zod",
       args: ["--input-type=module", "-e", 'await import("effect/Effect"); await import("zod")'],
@@ -77,7 +138,7 @@ try {
     for (const subject of subjects) {
       const started = process.hrtime.bigint()
       const result = spawnSync(process.execPath, subject.args, {
-        cwd: project.root,
+        cwd: subject.cwd ?? project.root,
         encoding: "utf8",
         env: { ...process.env, NODE_OPTIONS: `--import=${cpuProbe}` },
       })
@@ -124,6 +185,18 @@ try {
   )
   console.log(line(header))
   for (const row of rows) console.log(line(row))
+  // What importing akter costs beyond the effect and zod any akter application loads anyway.
+  const p50 = (label: string) => median(samples.get(label)!)
+  const cpu = (label: string) => median(cpuSamples.get(label)!)
+  const peers = "import effect/Effect + zod"
+  for (const label of ['import("akter")', 'import("akter") --against']) {
+    if (!samples.has(label)) continue
+    console.log(
+      `${label}, own share (less ${peers}): ${(p50(label) - p50(peers)).toFixed(0)} ms wall, ${(cpu(label) - cpu(peers)).toFixed(0)} ms CPU; ${peers}: ${(p50(peers) / baseline).toFixed(2)}× node`,
+    )
+  }
+  if (against !== undefined) console.log(`--against: ${against}`)
 } finally {
   project.remove()
+  if (againstRoot !== undefined) rmSync(againstRoot, { recursive: true, force: true })
 }
