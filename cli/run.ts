@@ -170,6 +170,13 @@ export const run = (args: readonly string[]): Promise<number> =>
     if (metricsPort === undefined && options["metrics-host"] !== undefined) {
       throw new UsageError("--metrics-host needs --metrics-port")
     }
+    // Listening before the runner starts: it logs "runner started" from inside startRunner, and a
+    // signal sent on that line must drain it, not kill the process by Node's default.
+    const stopRequested = new Promise<void>((resolve) => {
+      const stop = () => resolve()
+      process.once("SIGTERM", stop)
+      process.once("SIGINT", stop)
+    })
     const akter = await createAkter({
       databaseUrl,
       dataDir: options["data-dir"],
@@ -205,11 +212,7 @@ export const run = (args: readonly string[]): Promise<number> =>
               throw new Error(`cannot serve metrics on port ${metricsPort}: ${String(error)}`)
             },
           )
-    await new Promise<void>((resolve) => {
-      const stop = () => resolve()
-      process.once("SIGTERM", stop)
-      process.once("SIGINT", stop)
-    })
+    await stopRequested
     metrics?.close()
     await runner.close()
     await akter.close()
