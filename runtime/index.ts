@@ -35,6 +35,12 @@ export type {
   CanonicalWorkflow,
   WorkflowHashes,
 } from "./model/canonicalManifest.js"
+export type {
+  EarlierShapes,
+  OwnerEarlierShapes,
+  ReaderEarlierShapes,
+  WorkflowEarlierShapes,
+} from "./model/earlierShapes.js"
 export type { Hash } from "./model/hash.js"
 export type { TypeNode } from "./model/typeModel.js"
 export { implementWorkflow } from "./engine/workflowApi.js"
@@ -43,11 +49,14 @@ export type {
   ActivityContext,
   ActivityReturn,
   InputlessActivity,
+  MigratingWorkflowDefinition,
+  Migration,
   TimedWaitOptions,
   WaitOptions,
   WaitResult,
   WorkflowDefinition,
   WorkflowImplementation,
+  WorkflowMigrations,
   WorkflowSteps,
 } from "./engine/workflowApi.js"
 export { makeEffectOwnerClient, makeOwnerClient } from "./client/ownerClient.js"

@@ -22,12 +22,18 @@ import {
   type CanonicalOwner,
 } from "../../runtime/model/canonicalManifest.js"
 import type { LoadedManifest } from "../../codegen/manifest/loadManifests.js"
+import {
+  canonicalEarlierShapes,
+  type OwnerEarlierShapes,
+} from "../../runtime/model/earlierShapes.js"
 import type { IgnoreReading } from "./ignoreFile.js"
 import type { LockFile } from "./lockFile.js"
 
 /** The manifests of `manifests/` by owner type, with a locator into each one's file. */
 export interface CurrentManifests {
   readonly owners: ReadonlyMap<string, CanonicalOwner>
+  /** The earlier shapes each owner type's manifest declares, canonical. */
+  readonly earlier?: ReadonlyMap<string, OwnerEarlierShapes>
   readonly locate: (owner: string, path: ManifestPath) => FindingLocation | undefined
 }
 
@@ -40,6 +46,7 @@ export const currentManifests = (loaded: readonly LoadedManifest[]): CurrentMani
   const byOwner = new Map(loaded.map((manifest) => [manifest.manifest.owner, manifest]))
   return {
     owners: new Map(loaded.map((m) => [m.manifest.owner, canonicalOwner(m.manifest)])),
+    earlier: new Map(loaded.map((m) => [m.manifest.owner, canonicalEarlierShapes(m.manifest)])),
     locate: (owner, path) => {
       const manifest = byOwner.get(owner)
       const at = manifest?.positions.locate(path)
@@ -64,6 +71,11 @@ export interface LocatedIgnoreProblem extends IgnoreProblem {
   readonly location: FindingLocation
 }
 
+const earlierOf = (current: CurrentManifests, owner: string) => {
+  const earlier = current.earlier?.get(owner)
+  return earlier === undefined ? {} : { earlier }
+}
+
 /**
  * The lock-file findings: every locked manifest of an owner type against its manifest now. With
  * `rollback`, the `rollback-*` findings against the release a rollback would return to: the newest
@@ -74,6 +86,8 @@ const lockFindings = (inputs: CheckInputs): { forward: Finding[]; rollback: Find
   const forward = lock.entries.flatMap((entry) =>
     compareManifests(entry.manifest, current.owners.get(entry.owner), {
       locate: (path) => current.locate(entry.owner, path),
+      released: `release ${entry.release}`,
+      ...earlierOf(current, entry.owner),
     }),
   )
   const rollback: Finding[] = []
@@ -116,6 +130,9 @@ export const checkProject = (
       : mergeFindings([
           ...checkOpenExecutions(inputs.open, [...inputs.current.owners.values()], {
             locate: inputs.current.locate,
+            ...(inputs.current.earlier === undefined
+              ? {}
+              : { earlier: (owner: string) => inputs.current.earlier?.get(owner) }),
             lockFindings: forward,
           }),
           ...rollback,

@@ -6,6 +6,11 @@
 import { canonicalOwner, ownerHash } from "../../runtime/model/canonicalManifest.js"
 import type { CanonicalOwner } from "../../runtime/model/canonicalManifest.js"
 import type { Hash } from "../../runtime/model/hash.js"
+import {
+  canonicalEarlierShapes,
+  type EarlierShapes,
+  type OwnerEarlierShapes,
+} from "../../runtime/model/earlierShapes.js"
 import type { StepDecl, WorkflowDecl } from "../../runtime/model/manifest.js"
 import { stepKindModelOf } from "../../runtime/model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
@@ -48,6 +53,30 @@ export interface StepPlan<D extends StepDecl = StepDecl> {
   readonly origin: ManifestPath
 }
 
+/**
+ * An earlier shape of recorded data: a TypeScript type in types.ts (no schema: the runtime decodes
+ * recorded values from the canonical shape), and the migration the implementation provides.
+ */
+export interface EarlierShapeDeclaration {
+  readonly migration: string
+  /** The generated name of the earlier shape, e.g. `FulfillScreenOutputV1`. */
+  readonly name: string
+  readonly type: TypeNode
+  readonly docs: string
+  /** The generated name of the type it migrates to, e.g. `FulfillScreenOutput`. */
+  readonly current: string
+  readonly origin: ManifestPath
+}
+
+/** The migrations an implementation of a workflow provides, grouped as `implement` takes them. */
+export interface MigrationsPlan {
+  readonly input: readonly EarlierShapeDeclaration[]
+  /** By activity step, in step order. */
+  readonly steps: readonly (readonly [string, readonly EarlierShapeDeclaration[]])[]
+  /** By event some wait of the workflow reads. */
+  readonly events: readonly (readonly [string, readonly EarlierShapeDeclaration[]])[]
+}
+
 export interface WorkflowPlan {
   readonly name: string
   readonly decl: WorkflowDecl
@@ -55,6 +84,8 @@ export interface WorkflowPlan {
   readonly output: TypeDeclaration | null
   readonly steps: readonly StepPlan[]
   readonly origin: ManifestPath
+  /** `undefined` when the workflow's implementation migrates nothing. */
+  readonly migrations: MigrationsPlan | undefined
 }
 
 export interface OwnerPlan {
@@ -71,6 +102,10 @@ export interface OwnerPlan {
   readonly workflows: readonly WorkflowPlan[]
   /** Whether some type uses `json`, so types.ts declares the `Json` type. */
   readonly usesJson: boolean
+  /** Every earlier shape the manifest declares, declared in types.ts after the other types. */
+  readonly earlierTypes: readonly EarlierShapeDeclaration[]
+  /** The earlier shapes in canonical form, as registration.ts hands them to the runtime. */
+  readonly earlier: OwnerEarlierShapes
 }
 
 /** Prints a duration of the manifest the way it is written there: `10m`, `1d`, `500ms`. */
@@ -147,7 +182,79 @@ const stepPlan = (workflow: string, name: string, decl: StepDecl): StepPlan => {
   }
 }
 
-const workflowPlan = (name: string, decl: WorkflowDecl): WorkflowPlan => {
+const earlierDeclarations = (
+  shapes: EarlierShapes | undefined,
+  current: string,
+  what: string,
+  origin: ManifestPath,
+): EarlierShapeDeclaration[] =>
+  Object.entries(shapes ?? {}).map(([migration, type]) => ({
+    migration,
+    name: generatedTypeNames.earlierShape(current, migration),
+    type,
+    docs: joinDocs(
+      `An earlier shape of ${what}, which migration \`${migration}\` turns into {@link ${current}}.`,
+      type.description,
+    )!,
+    current,
+    origin: [...origin, "earlier", migration],
+  }))
+
+/** The earlier shapes of one workflow's recorded data, and of the events its waits read. */
+const migrationsPlan = (
+  name: string,
+  decl: WorkflowDecl,
+  earlier: OwnerEarlierShapes,
+): MigrationsPlan | undefined => {
+  const own = earlier.workflows?.[name]
+  const origin = ["workflows", name]
+  const input = earlierDeclarations(
+    own?.input,
+    generatedTypeNames.workflowInput(name),
+    `the input of workflow \`${name}\``,
+    [...origin, "input"],
+  )
+  const steps = Object.keys(decl.steps)
+    .filter((step) => own?.steps?.[step] !== undefined)
+    .map(
+      (step) =>
+        [
+          step,
+          earlierDeclarations(
+            own?.steps?.[step],
+            generatedTypeNames.stepOutput(name, step),
+            `the result of activity \`${step}\` of workflow \`${name}\``,
+            [...origin, "steps", step, "output"],
+          ),
+        ] as const,
+    )
+  const waited = new Set<string>()
+  for (const step of Object.values(decl.steps)) {
+    const event = step.kind === "wait" ? step.event : undefined
+    if (event !== undefined && earlier.events?.[event] !== undefined) waited.add(event)
+  }
+  const events = [...waited].map(
+    (event) =>
+      [
+        event,
+        earlierDeclarations(
+          earlier.events?.[event],
+          generatedTypeNames.eventPayload(event),
+          `the payload of event \`${event}\``,
+          ["events", event],
+        ),
+      ] as const,
+  )
+  return input.length === 0 && steps.length === 0 && events.length === 0
+    ? undefined
+    : { input, steps, events }
+}
+
+const workflowPlan = (
+  name: string,
+  decl: WorkflowDecl,
+  earlier: OwnerEarlierShapes,
+): WorkflowPlan => {
   const origin = ["workflows", name]
   const declared = (typeName: string, type: TypeNode | null, docs: string, at: string) =>
     type === null
@@ -176,6 +283,7 @@ const workflowPlan = (name: string, decl: WorkflowDecl): WorkflowPlan => {
       "output",
     ),
     steps: Object.entries(decl.steps).map(([step, stepDecl]) => stepPlan(name, step, stepDecl)),
+    migrations: migrationsPlan(name, decl, earlier),
   }
 }
 
@@ -199,8 +307,9 @@ export const planOwner = (source: LoadedManifest): OwnerPlan => {
       },
     }
   })
+  const declaredEarlier = manifest.earlier ?? {}
   const workflows = Object.entries(manifest.workflows).map(([name, decl]) =>
-    workflowPlan(name, decl),
+    workflowPlan(name, decl, declaredEarlier),
   )
   const errors = new Map<string, ErrorDeclaration>()
   for (const workflow of workflows) {
@@ -225,6 +334,24 @@ export const planOwner = (source: LoadedManifest): OwnerPlan => {
       ),
     ]),
   ]
+  const earlierTypes = [
+    ...Object.keys(declaredEarlier.events ?? {}).flatMap((event) =>
+      earlierDeclarations(
+        declaredEarlier.events?.[event],
+        generatedTypeNames.eventPayload(event),
+        `the payload of event \`${event}\``,
+        ["events", event],
+      ),
+    ),
+    ...workflows.flatMap((workflow) =>
+      workflow.migrations === undefined
+        ? []
+        : [
+            ...workflow.migrations.input,
+            ...workflow.migrations.steps.flatMap(([, shapes]) => shapes),
+          ],
+    ),
+  ]
   return {
     source,
     owner: manifest.owner,
@@ -237,6 +364,9 @@ export const planOwner = (source: LoadedManifest): OwnerPlan => {
     workflows,
     usesJson:
       types.some((declaration) => usesJson(declaration.type)) ||
-      [...errors.values()].some((error) => usesJson(error.payload)),
+      [...errors.values()].some((error) => usesJson(error.payload)) ||
+      earlierTypes.some((declaration) => usesJson(declaration.type)),
+    earlierTypes,
+    earlier: canonicalEarlierShapes(manifest),
   }
 }

@@ -8,6 +8,7 @@
  * recomputes every hash when the module loads, so the runtime trusts nothing it did not check.
  */
 import { workflowHashes } from "../../runtime/model/canonicalManifest.js"
+import { hasNoEarlierShapes } from "../../runtime/model/earlierShapes.js"
 import { typesFileNames } from "./typesFile.js"
 import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
@@ -31,6 +32,8 @@ const REGISTRATION = "registration"
 const CANONICAL = "canonical"
 /** The default import of canonical.json. */
 const CANONICAL_FILE = "canonicalFile"
+/** The earlier shapes of recorded data, beside the canonical manifest in canonical.json. */
+const EARLIER = "earlier"
 
 /** The path of an owner's canonical manifest, beside its registration.ts. */
 const canonicalPath = (plan: OwnerPlan): string => `${plan.folder}/canonical.json`
@@ -42,7 +45,9 @@ const canonicalPath = (plan: OwnerPlan): string => `${plan.folder}/canonical.jso
 export const canonicalFile = (plan: OwnerPlan): JsonDocument => ({
   path: canonicalPath(plan),
   header: { source: plan.source.file, hash: plan.hash },
-  document: { canonical: plan.canonical },
+  document: hasNoEarlierShapes(plan.earlier)
+    ? { canonical: plan.canonical }
+    : { canonical: plan.canonical, [EARLIER]: plan.earlier },
 })
 
 const stepSettings = (step: StepPlan, context: SettingsContext): ValueSyntax =>
@@ -134,10 +139,24 @@ export const registrationModule = (plan: OwnerPlan, project: ProjectPlan): Modul
       "A JSON module's strings are typed as `string`, hence the cast: `defineOwner` recomputes every hash from this data and refuses it if one does not match.",
     ].join("\n\n"),
   })
+  const earlier: (readonly [string, ValueSyntax])[] = hasNoEarlierShapes(plan.earlier)
+    ? []
+    : [
+        [
+          EARLIER,
+          asType(
+            asType(member(file, EARLIER), keywordType("unknown")),
+            typeReference(
+              module.importType("akter", "OwnerEarlierShapes", "AkterOwnerEarlierShapes"),
+            ),
+          ),
+        ],
+      ]
   const registration = objectLiteral([
     ["source", stringValue(plan.source.file)],
     ["hash", stringValue(plan.hash)],
     [CANONICAL, identifier(CANONICAL)],
+    ...earlier,
     [
       "events",
       objectLiteral(plan.events.map((event) => [event.event, imports.own(event.payload.schema)])),

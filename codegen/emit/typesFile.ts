@@ -26,6 +26,7 @@ export const typesFileNames = (plan: OwnerPlan): string[] => [
   ...plan.types.flatMap((declaration) => [declaration.name, declaration.schema]),
   ...plan.errors.map((error) => error.name),
   generatedTypeNames.ownerEvents(plan.owner),
+  ...plan.earlierTypes.map((declaration) => declaration.name),
 ]
 
 const declareType = (
@@ -99,5 +100,15 @@ export const typesModule = (plan: OwnerPlan): ModuleBuilder => {
       property(event.event, typeReference(event.payload.name)),
     ),
   })
+  for (const earlier of plan.earlierTypes) {
+    if (earlier.type.kind === "object") {
+      module.interface(earlier.name, {
+        docs: earlier.docs,
+        properties: objectProperties(earlier.type.fields, names),
+      })
+    } else {
+      module.typeAlias(earlier.name, typeScriptType(earlier.type, names), earlier.docs)
+    }
+  }
   return module
 }

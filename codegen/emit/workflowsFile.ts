@@ -4,7 +4,13 @@
  * registration. A missing activity, a wrong input or an undeclared event is a compile error here.
  */
 import { generatedTypeNames, pascalCase } from "../manifest/names.js"
-import type { OwnerPlan, StepPlan, WorkflowPlan } from "./ownerPlan.js"
+import type {
+  EarlierShapeDeclaration,
+  MigrationsPlan,
+  OwnerPlan,
+  StepPlan,
+  WorkflowPlan,
+} from "./ownerPlan.js"
 import type { ProjectPlan } from "./projectPlan.js"
 import { typesFileNames } from "./typesFile.js"
 import { propertyKey } from "./literals.js"
@@ -14,12 +20,14 @@ import {
   identifier,
   keywordType,
   objectLiteral,
+  objectType,
   property,
   stringLiteralType,
   stringValue,
   typeReference,
   unionType,
   type PropertySyntax,
+  type TypeSyntax,
 } from "./typeScriptSyntax.js"
 import { ModuleBuilder, type MethodDeclaration } from "./writer.js"
 import type { MethodContext, WorkflowsImports } from "../stepKinds/stepKindCodegen.js"
@@ -30,6 +38,9 @@ export const workflowsFileNames = (plan: OwnerPlan): string[] =>
   plan.workflows.flatMap((workflow) => [
     generatedTypeNames.workflowSteps(workflow.name),
     generatedTypeNames.workflowActivities(workflow.name),
+    ...(workflow.migrations === undefined
+      ? []
+      : [generatedTypeNames.workflowMigrations(workflow.name)]),
     generatedTypeNames.workflowDefinition(workflow.name),
     workflow.name,
   ])
@@ -54,6 +65,64 @@ const activityProperty = (step: StepPlan, imports: WorkflowsImports): PropertySy
   ]
 }
 
+/** `{ readonly v1: Migration<FulfillScreenOutputV1, FulfillScreenOutput> }`: one per earlier shape. */
+const migrationFunctions = (
+  shapes: readonly EarlierShapeDeclaration[],
+  imports: WorkflowsImports,
+): TypeSyntax =>
+  objectType(
+    shapes.map((shape) =>
+      property(
+        shape.migration,
+        typeReference(imports.akter("Migration"), [
+          imports.own(shape.name),
+          imports.own(shape.current),
+        ]),
+      ),
+    ),
+  )
+
+const migrationGroups = (
+  migrations: MigrationsPlan,
+  imports: WorkflowsImports,
+): PropertySyntax[] => {
+  const grouped = (
+    name: string,
+    groups: readonly (readonly [string, readonly EarlierShapeDeclaration[]])[],
+    docs: string,
+  ) =>
+    groups.length === 0
+      ? []
+      : [
+          property(
+            name,
+            objectType(
+              groups.map(([key, shapes]) => property(key, migrationFunctions(shapes, imports))),
+            ),
+            { docs },
+          ),
+        ]
+  return [
+    ...(migrations.input.length === 0
+      ? []
+      : [
+          property("input", migrationFunctions(migrations.input, imports), {
+            docs: "Of the start input, applied when an execution started with an earlier shape runs.",
+          }),
+        ]),
+    ...grouped(
+      "steps",
+      migrations.steps,
+      "Of activity results, applied when a recorded result of an earlier shape is replayed.",
+    ),
+    ...grouped(
+      "events",
+      migrations.events,
+      "Of event payloads, applied when a wait reads an event of an earlier shape.",
+    ),
+  ]
+}
+
 const implementExample = (owner: OwnerPlan, workflow: WorkflowPlan): string => {
   const activities = workflow.steps
     .filter((step) => step.decl.kind === "activity")
@@ -68,6 +137,9 @@ const implementExample = (owner: OwnerPlan, workflow: WorkflowPlan): string => {
     ...activities.map((activity) => `    ${activity},`),
     "  },",
     "  body: (input, wf) => Effect.gen(function* () { … }),",
+    ...(workflow.migrations === undefined
+      ? []
+      : ["  migrations: { … }, // one per earlier shape: (old) => current"]),
     "})",
   ].join("\n")
 }
@@ -97,11 +169,27 @@ const declareWorkflow = (
     typeReference(generatedTypeNames.workflowSteps(workflow.name)),
     typeReference(generatedTypeNames.workflowActivities(workflow.name)),
   ]
-  module.typeAlias(
-    generatedTypeNames.workflowDefinition(workflow.name),
-    typeReference(imports.akter("WorkflowDefinition"), definition),
-    `An implementation of workflow \`${workflow.name}\`: its activities and its body.`,
-  )
+  if (workflow.migrations === undefined) {
+    module.typeAlias(
+      generatedTypeNames.workflowDefinition(workflow.name),
+      typeReference(imports.akter("WorkflowDefinition"), definition),
+      `An implementation of workflow \`${workflow.name}\`: its activities and its body.`,
+    )
+  } else {
+    const migrations = generatedTypeNames.workflowMigrations(workflow.name)
+    module.interface(migrations, {
+      docs: `The migrations of workflow \`${workflow.name}\`: one per earlier shape ${owner.source.file} declares of what it reads.`,
+      properties: migrationGroups(workflow.migrations, imports),
+    })
+    module.typeAlias(
+      generatedTypeNames.workflowDefinition(workflow.name),
+      typeReference(imports.akter("MigratingWorkflowDefinition"), [
+        ...definition,
+        typeReference(migrations),
+      ]),
+      `An implementation of workflow \`${workflow.name}\`: its activities, its body and its migrations.`,
+    )
+  }
   const implementation = imports.akter("WorkflowImplementation")
   const implementWorkflow = imports.akterValue("implementWorkflow")
   module.constant(

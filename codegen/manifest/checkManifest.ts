@@ -34,6 +34,7 @@ import type { StartTarget, StepCheckContext } from "../stepKinds/stepKindCodegen
 import { stepKindCodegens } from "../stepKinds/stepKinds.js"
 import { checkConcurrency } from "./concurrencyChecks.js"
 import { didYouMean } from "./didYouMean.js"
+import { checkEarlierShapes, splitEarlierShapes, type EarlierEntry } from "./earlierShapeChecks.js"
 import { DURATION_FORMAT, DURATION_HINT, parseDuration } from "./durations.js"
 import { manifestFormatSchema } from "./formatSchema.js"
 import { reportFormatIssues } from "./formatIssues.js"
@@ -95,7 +96,8 @@ export interface CheckedManifest {
 export const checkManifest = (value: PlainValue, report: ManifestReport): CheckedManifest => {
   const format = manifestFormatSchema.safeParse(value, { reportInput: true })
   if (!format.success) reportFormatIssues(format.error.issues, value, report)
-  return new ManifestChecker(value, report).check()
+  const split = splitEarlierShapes(value)
+  return new ManifestChecker(split.value, report, split.entries).check()
 }
 
 class ManifestChecker {
@@ -109,6 +111,7 @@ class ManifestChecker {
   constructor(
     value: PlainValue,
     private readonly report: ManifestReport,
+    private readonly earlierEntries: readonly EarlierEntry[] = [],
   ) {
     this.root = asMapping(value)
     const declared = new Set(Object.keys(asMapping(this.root?.["types"]) ?? {}))
@@ -128,6 +131,7 @@ class ManifestChecker {
       localDepths.set(name, parsed.depth)
     }
     const events = this.checkEvents()
+    const earlier = checkEarlierShapes(this.earlierEntries, this.typeContext, this.report)
     const workflows: Record<string, WorkflowDecl> = {}
     const workflowNames = new Set<string>()
     const workflowsValue = asMapping(root?.["workflows"])
@@ -156,6 +160,7 @@ class ManifestChecker {
       events,
       workflows,
       ...(Object.keys(schedules).length === 0 ? {} : { schedules }),
+      ...(earlier === undefined || Object.keys(earlier).length === 0 ? {} : { earlier }),
     }
     return { ...result, manifest }
   }

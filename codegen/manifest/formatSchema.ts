@@ -14,6 +14,7 @@ import {
   EVENT_NAME,
   FIELD_NAME,
   MARKER_NAME,
+  MIGRATION_NAME,
   OWNER_NAME,
   SCHEDULE_NAME,
   STEP_NAME,
@@ -133,12 +134,29 @@ export const typeExpressionFormat: z.ZodType = z
  */
 export const manifestFormat = (type: z.ZodType) => {
   const typeMap = (key: z.ZodString) => z.record(key, type)
+  /** A type whose recorded values may have had earlier shapes (see earlierShapeChecks.ts). */
+  const migratable = z.union([
+    type,
+    z
+      .strictObject({
+        type,
+        description: description.optional(),
+        earlier: z
+          .record(name(MIGRATION_NAME, "a migration name"), type)
+          .meta({ minProperties: 1 })
+          .describe(
+            "Earlier shapes recorded data may still have, by migration name; the implementation migrates each to the type.",
+          ),
+      })
+      .describe("A type with the earlier shapes its recorded values may have."),
+  ])
   const errorList = z
     .array(z.string())
     .describe("Names of errors declared under the workflow's errors: that this step may fail with.")
 
   const parts: StepFormatParts = {
     type,
+    migratable,
     description,
     kind: (value) => z.literal(value).describe("The step kind."),
     errorList,
@@ -196,7 +214,7 @@ export const manifestFormat = (type: z.ZodType) => {
   const workflow = z
     .strictObject({
       description: description.optional(),
-      input: type.optional().describe("Start input, an object type."),
+      input: migratable.optional().describe("Start input, an object type."),
       output: type.optional().describe("Result on success."),
       errors: typeMap(name(ERROR_NAME, "an error name"))
         .describe("Declared errors: name → payload object type ({} for none).")
@@ -275,7 +293,8 @@ export const manifestFormat = (type: z.ZodType) => {
       owner: name(OWNER_NAME, "an owner name", "The owner type these workflows belong to."),
       description: description.optional(),
       types: typeMap(name(TYPE_NAME, "a type name")).describe("Named types.").optional(),
-      events: typeMap(name(EVENT_NAME, "an event name"))
+      events: z
+        .record(name(EVENT_NAME, "an event name"), migratable)
         .describe("Events of the owner: name → payload object type.")
         .optional(),
       workflows: nonEmpty(

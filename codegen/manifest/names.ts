@@ -17,6 +17,8 @@ export const SCHEDULE_NAME = /^[A-Za-z][A-Za-z0-9]*$/
 /** Steps and version markers may also use `.`, `_` and `-`: `fraud-check.v2`. */
 export const STEP_NAME = /^[A-Za-z][A-Za-z0-9._-]*$/
 export const MARKER_NAME = STEP_NAME
+/** Migrations of earlier shapes (`earlier: { v1: … }`): they name functions, `v1`, `fromCents`. */
+export const MIGRATION_NAME = /^[a-z][A-Za-z0-9]*$/
 /** Object fields, without the `?` that marks an optional one. */
 export const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
@@ -160,6 +162,10 @@ export const generatedTypeNames = {
   workflowSteps: (workflow: string) => `${pascalCase(workflow)}Steps`,
   workflowActivities: (workflow: string) => `${pascalCase(workflow)}Activities`,
   workflowDefinition: (workflow: string) => `${pascalCase(workflow)}Definition`,
+  /** The migrations a workflow's implementation provides for its earlier shapes. */
+  workflowMigrations: (workflow: string) => `${pascalCase(workflow)}Migrations`,
+  /** An earlier shape of a type (`FulfillScreenOutput`), by its migration's name: `FulfillScreenOutputV1`. */
+  earlierShape: (typeName: string, migration: string) => `${typeName}${pascalCase(migration)}`,
 } as const
 
 /** The type of `json` values, declared in an owner's types.ts when one of its types uses `json`. */

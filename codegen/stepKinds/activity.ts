@@ -117,7 +117,7 @@ const activityErrorsAndRetry = (step: StepEntry, context: StepCheckContext) => {
 
 export const activityCodegen: StepKindCodegen<ActivityStep> = {
   kind: "activity",
-  format: ({ type, description, kind, errorList, duration, ruled }) => {
+  format: ({ type, migratable, description, kind, errorList, duration, ruled }) => {
     const retry = z
       .strictObject({
         attempts: ruled(
@@ -154,7 +154,7 @@ export const activityCodegen: StepKindCodegen<ActivityStep> = {
         kind: kind("activity"),
         description: description.optional(),
         input: type.optional().describe("The activity's input, an object type."),
-        output: type.optional().describe("The activity's result."),
+        output: migratable.optional().describe("The activity's result."),
         errors: errorList.optional(),
         retry: retry.optional(),
         timeout: duration("Upper bound on one attempt's run time.").optional(),

@@ -21,6 +21,8 @@ import type { ManifestPath } from "../manifest/sourcePositions.js"
 export interface StepFormatParts {
   /** A type expression. */
   readonly type: z.ZodType
+  /** A type expression whose recorded values may list earlier shapes (`{ type, earlier }`). */
+  readonly migratable: z.ZodType
   readonly description: z.ZodString
   /** The literal `kind:` of the entry. */
   readonly kind: <K extends string>(value: K) => z.ZodLiteral<K>

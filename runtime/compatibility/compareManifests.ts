@@ -6,7 +6,14 @@
  */
 import type { CanonicalOwner, CanonicalWorkflow } from "../model/canonicalManifest.js"
 import { canonicalJson } from "../model/canonicalJson.js"
+import {
+  readerEarlierShapes,
+  type EarlierShapes,
+  type OwnerEarlierShapes,
+  type ReaderEarlierShapes,
+} from "../model/earlierShapes.js"
 import type { Finding } from "./finding.js"
+import { shapeReading, stepReading, type ShapeReading } from "./migrations.js"
 import { compareFindings } from "./finding.js"
 import {
   NEW_TO_RELEASED,
@@ -16,6 +23,8 @@ import {
   eventsWaitedFor,
   inputProblem,
   markerProblem,
+  notCoveredByEarlierShapes,
+  recordedDataMigrated,
   outputProblem,
   stepDeclarationProblem,
   stepResultChanged,
@@ -26,6 +35,7 @@ import {
   workflowRemoved,
   type LocatedDraft,
   type Locate,
+  type MigratedData,
   type RecordedMarker,
   type WorkflowComparison,
 } from "./rules.js"
@@ -36,6 +46,37 @@ export interface CompareOptions {
   readonly rollback?: boolean
   /** Locates a node of the new manifest, for findings' `location`. */
   readonly locate?: Locate
+  /**
+   * The earlier shapes the new manifest declares: data of the released manifest that one of them
+   * covers is read through its migration, not refused (forward only: a released manifest's code
+   * has no migrations of the new shapes).
+   */
+  readonly earlier?: OwnerEarlierShapes
+  /** How messages about migrations name the released manifest, e.g. `release 2`. */
+  readonly released?: string
+}
+
+const RELEASED = "the previous manifest"
+
+/**
+ * How the new manifest reads data recorded under the released one, when it declares earlier
+ * shapes of it: a refusal says none of them covers it, a migration is reported (info) naming the
+ * release it covers. Without earlier shapes of the data, `plain` decides alone.
+ */
+const migratedOr = (
+  c: { readonly owner: string; readonly workflow?: string },
+  data: MigratedData,
+  reading: ShapeReading,
+  declared: EarlierShapes | undefined,
+  released: string,
+  plain: () => LocatedDraft | undefined,
+): LocatedDraft | undefined => {
+  if (declared === undefined || Object.keys(declared).length === 0) return plain()
+  if (reading.kind === "migrated") return recordedDataMigrated(c, data, reading.migration, released)
+  const draft = plain()
+  return draft === undefined || reading.kind === "as-recorded"
+    ? draft
+    : notCoveredByEarlierShapes(draft, c, data, Object.keys(declared), released)
 }
 
 /**
@@ -63,7 +104,11 @@ const writerMarkers = (
   return recorded
 }
 
-const workflowDrafts = (c: WorkflowComparison): LocatedDraft[] => {
+const workflowDrafts = (
+  c: WorkflowComparison,
+  earlier: ReaderEarlierShapes = {},
+  released = RELEASED,
+): LocatedDraft[] => {
   if (canonicalJson(c.writer) === canonicalJson(c.reader)) return []
   const drafts: LocatedDraft[] = []
   const push = (draft: LocatedDraft | undefined) => {
@@ -77,14 +122,33 @@ const workflowDrafts = (c: WorkflowComparison): LocatedDraft[] => {
     }
     const read = c.reader.steps[step]!
     if (!stepResultDiffers(read, written)) continue
-    const refusal = stepResultRefusal(read, written)
+    const declared =
+      written.kind === "wait" && read.event !== undefined
+        ? earlier.events?.[read.event]
+        : earlier.steps?.[step]
+    const data: MigratedData =
+      written.kind === "wait" && read.event !== undefined
+        ? { kind: "wait", step, event: read.event }
+        : { kind: "step", step }
     push(
-      refusal === null
-        ? stepResultChanged(c, step, null)
-        : stepResultIncompatible(c, step, refusal),
+      migratedOr(c, data, stepReading(read, written, step, earlier), declared, released, () => {
+        const refusal = stepResultRefusal(read, written)
+        return refusal === null
+          ? stepResultChanged(c, step, null)
+          : stepResultIncompatible(c, step, refusal)
+      }),
     )
   }
-  push(inputProblem(c))
+  push(
+    migratedOr(
+      c,
+      { kind: "input" },
+      shapeReading(c.reader.input, c.writer.input, earlier.input),
+      earlier.input,
+      released,
+      () => inputProblem(c),
+    ),
+  )
   if (!c.perspective.rollback) {
     push(outputProblem(c))
     // Concurrency keys decide when executions run, whichever manifest's runners run them: one
@@ -141,13 +205,17 @@ export const compareManifests = (
       continue
     }
     drafts.push(
-      ...workflowDrafts({
-        owner,
-        workflow,
-        writer: written,
-        reader: read,
-        perspective: RELEASED_TO_NEW,
-      }),
+      ...workflowDrafts(
+        {
+          owner,
+          workflow,
+          writer: written,
+          reader: read,
+          perspective: RELEASED_TO_NEW,
+        },
+        readerEarlierShapes(options.earlier, workflow),
+        options.released,
+      ),
     )
     if (rollback) {
       drafts.push(
@@ -167,14 +235,28 @@ export const compareManifests = (
     )
     const nextWaits = new Set(Object.values(next.workflows).flatMap((w) => [...eventsWaitedFor(w)]))
     for (const [event, payload] of Object.entries(previous.events)) {
-      const problem = eventProblem({
-        owner,
-        event,
-        writer: payload,
-        reader: next.events[event],
-        perspective: RELEASED_TO_NEW,
-        waitedFor: previousWaits.has(event),
-      })
+      const reader = next.events[event]
+      const declared = options.earlier?.events?.[event]
+      const plain = () =>
+        eventProblem({
+          owner,
+          event,
+          writer: payload,
+          reader,
+          perspective: RELEASED_TO_NEW,
+          waitedFor: previousWaits.has(event),
+        })
+      const problem =
+        reader === undefined
+          ? plain()
+          : migratedOr(
+              { owner },
+              { kind: "event", event },
+              shapeReading(reader, payload, declared),
+              declared,
+              options.released ?? RELEASED,
+              plain,
+            )
       if (problem !== undefined) drafts.push(problem)
       const newer = next.events[event]
       if (rollback && newer !== undefined) {

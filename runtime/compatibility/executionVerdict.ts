@@ -2,12 +2,18 @@
  * The per-execution rule (DESIGN §7): before a runner replays an execution it judges the execution's
  * record against its own manifest. With problems it leaves the execution untouched for a compatible
  * runner; without, it replays, and adopts the execution onto its own manifest when the steps still
- * to settle changed their result types.
+ * to settle changed their result types. Recorded data of an earlier shape the runner declares is
+ * read through that shape's migration (`migrations.ts`); an execution whose recorded data is read
+ * so is adopted onto a manifest that keeps the recorded shapes of that data (`adoptOnto`), so that
+ * every later reader still knows which shape each recorded value has.
  */
-import type { CanonicalWorkflow } from "../model/canonicalManifest.js"
+import type { CanonicalStep, CanonicalWorkflow } from "../model/canonicalManifest.js"
+import type { ReaderEarlierShapes } from "../model/earlierShapes.js"
 import type { Hash } from "../model/hash.js"
 import type { StepKind } from "../model/manifest.js"
+import type { TypeNode } from "../model/typeModel.js"
 import { compareFindings, type Finding } from "./finding.js"
+import { shapeReading, stepReading } from "./migrations.js"
 import {
   START_TO_RUNNER,
   compatibilityHashOf,
@@ -60,7 +66,29 @@ export interface ExecutionVerdict {
    * results this runner records are described by its manifest, not the old one.
    */
   readonly adopt: boolean
+  /**
+   * The manifest to adopt the execution onto instead of the runner's own: the runner's, with the
+   * recorded shapes of the data read through migrations kept. Set only when `adopt` is.
+   */
+  readonly adoptOnto?: CanonicalWorkflow
+  /** Recorded data read through a migration, a runner applies these as it replays; absent: none. */
+  readonly migrations?: RecordedMigrations
 }
+
+/** A recorded value read through a migration: the migration's name and the shape it reads. */
+export interface AppliedMigration {
+  readonly migration: string
+  readonly shape: TypeNode
+}
+
+/** Which recorded data of one execution a runner reads through which migration. */
+export interface RecordedMigrations {
+  readonly input?: AppliedMigration
+  /** By step: an activity's recorded result, a wait's recorded event. */
+  readonly steps: Readonly<Record<string, AppliedMigration>>
+}
+
+export const NO_MIGRATIONS: RecordedMigrations = { steps: {} }
 
 /**
  * Judges one execution for a runner whose declaration of the workflow is `runner` (`undefined`: the
@@ -86,6 +114,7 @@ export interface ExecutionVerdict {
 export const executionVerdict = (
   runner: CanonicalWorkflow | undefined,
   record: ExecutionRecord,
+  earlier: ReaderEarlierShapes = {},
 ): ExecutionVerdict => {
   const { owner, workflow } = record
   if (runner === undefined) {
@@ -94,6 +123,8 @@ export const executionVerdict = (
       adopt: false,
     }
   }
+  const migratedSteps: Record<string, AppliedMigration> = {}
+  let migratedInput: AppliedMigration | undefined
   const drafts: LocatedDraft[] = []
   const push = (draft: LocatedDraft | undefined) => {
     if (draft !== undefined) drafts.push(draft)
@@ -125,13 +156,22 @@ export const executionVerdict = (
         if (record.startManifestNewer) {
           drafts.push(newerStepResultChanged(c, step))
         } else if (settled.has(step)) {
-          const refusal = stepResultRefusal(read, written)
-          if (refusal !== null) drafts.push(stepResultIncompatible(c, step, refusal))
+          const reading = stepReading(read, written, step, earlier)
+          if (reading.kind === "refused") {
+            drafts.push(stepResultIncompatible(c, step, reading.refusal))
+          } else if (reading.kind === "migrated") {
+            migratedSteps[step] = { migration: reading.migration, shape: reading.shape }
+          }
         } else {
           unsettledChanged = true
         }
       }
-      push(inputProblem(c))
+      const input = shapeReading(runner.input, start.input, earlier.input)
+      if (input.kind === "migrated") {
+        migratedInput = { migration: input.migration, shape: input.shape }
+      } else {
+        push(inputProblem(c))
+      }
     }
   }
   for (const recorded of record.steps) {
@@ -148,5 +188,38 @@ export const executionVerdict = (
     .map((draft) => toFinding(draft, undefined))
     .filter((finding) => finding.severity === "error")
     .sort(compareFindings)
-  return { problems, adopt: problems.length === 0 && unsettledChanged }
+  const adopt = problems.length === 0 && unsettledChanged
+  const migrations: RecordedMigrations = {
+    ...(migratedInput === undefined ? {} : { input: migratedInput }),
+    steps: migratedSteps,
+  }
+  const migrated = migratedInput !== undefined || Object.keys(migratedSteps).length > 0
+  return {
+    problems,
+    adopt,
+    ...(migrated ? { migrations } : {}),
+    ...(adopt && migrated && start !== null
+      ? { adoptOnto: keepingRecordedShapes(runner, start, migrations) }
+      : {}),
+  }
+}
+
+/**
+ * The runner's manifest, except that the input and the steps read through migrations keep the
+ * types the start manifest recorded them under.
+ */
+const keepingRecordedShapes = (
+  runner: CanonicalWorkflow,
+  start: CanonicalWorkflow,
+  migrations: RecordedMigrations,
+): CanonicalWorkflow => {
+  const steps: Record<string, CanonicalStep> = { ...runner.steps }
+  for (const step of Object.keys(migrations.steps)) steps[step] = start.steps[step]!
+  const sorted: Record<string, CanonicalStep> = {}
+  for (const step of Object.keys(steps).sort()) sorted[step] = steps[step]!
+  return {
+    ...runner,
+    input: migrations.input === undefined ? runner.input : start.input,
+    steps: sorted,
+  }
 }

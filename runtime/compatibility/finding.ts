@@ -144,6 +144,11 @@ export const RULES = {
     severity: "warning",
     fix: "executions still queued are all admitted at the next finish in their group; keep the key until none is queued if they must not run together",
   },
+  "recorded-data-migrated": {
+    axis: "decode",
+    severity: "info",
+    fix: "nothing to do now; once no lock entry and no open execution has this shape, `akter lock --prune` reports the migration retirable",
+  },
   "rollback-workflow-added": {
     axis: "rollback",
     severity: "info",
@@ -268,8 +273,11 @@ export const findingKey = (finding: {
   readonly marker?: string
   readonly event?: string
   readonly schedule?: string
+  readonly message?: string
 }): string =>
   JSON.stringify([
+    // Which migration reads which release's data is one finding per release and migration.
+    finding.rule === "recorded-data-migrated" ? (finding.message ?? null) : null,
     finding.rule,
     finding.owner,
     finding.workflow ?? null,

@@ -15,6 +15,7 @@ import {
   inputProblem,
   markerProblem,
   outputProblem,
+  recordedDataMigrated,
   startManifestMissing,
   stepDeclarationProblem,
   stepResultChanged,
@@ -25,9 +26,12 @@ import {
   workflowRemoved,
   type LocatedDraft,
   type ManifestPath,
+  type MigratedData,
   type WorkflowComparison,
 } from "./rules.js"
 import type { CanonicalWorkflow } from "../model/canonicalManifest.js"
+import { readerEarlierShapes, type OwnerEarlierShapes } from "../model/earlierShapes.js"
+import { shapeReading, stepReading } from "./migrations.js"
 
 /** Which group a row belongs to: open executions of one workflow started under one manifest. */
 export interface OpenGroupKey {
@@ -131,6 +135,8 @@ export interface OpenCheckOptions {
    * from error to warning: the change is real but breaks nothing running now.
    */
   readonly lockFindings?: readonly Finding[]
+  /** The earlier shapes an owner type's new manifest declares (data they cover is migrated). */
+  readonly earlier?: (owner: string) => OwnerEarlierShapes | undefined
 }
 
 const groupKeyOf = (row: OpenGroupKey) =>
@@ -160,6 +166,7 @@ const groupFindings = (
   steps: readonly OpenStepAggregate[],
   markers: readonly OpenMarkerAggregate[],
   next: readonly CanonicalOwner[],
+  ownerEarlier: OwnerEarlierShapes | undefined,
 ): Observed[] => {
   const found: Observed[] = []
   const groupOpen: OpenExecutions = {
@@ -188,6 +195,8 @@ const groupFindings = (
     perspective: START_TO_NEW,
   }
   const reported = new Set<string>()
+  const earlier = readerEarlierShapes(ownerEarlier, group.workflow)
+  const startedUnder = `their start manifest ${group.startManifestHash}`
   if (group.startManifestHash !== compatibilityHashOf(runner)) {
     if (start === null) {
       observe(startManifestMissing(group.owner, group.workflow, group.startManifestHash))
@@ -202,22 +211,49 @@ const groupFindings = (
         const read = runner.steps[step]!
         if (!stepResultDiffers(read, written)) continue
         const refusal = stepResultRefusal(read, written)
+        const settledRows = steps.filter((row) => row.step === step && row.settled)
+        const settled = settledRows.length === 0 ? undefined : sum(settledRows)
+        const reading = stepReading(read, written, step, earlier)
+        if (reading.kind === "migrated") {
+          const data: MigratedData =
+            written.kind === "wait" && read.event !== undefined
+              ? { kind: "wait", step, event: read.event }
+              : { kind: "step", step }
+          if (settled !== undefined) {
+            observe(recordedDataMigrated(c, data, reading.migration, startedUnder), settled)
+          }
+          continue
+        }
         if (refusal === null) {
           observe(stepResultChanged(c, step, null))
           continue
         }
-        const settledRows = steps.filter((row) => row.step === step && row.settled)
-        const settled = settledRows.length === 0 ? undefined : sum(settledRows)
         if (settled !== undefined) observe(stepResultIncompatible(c, step, refusal), settled)
         observe(stepResultChanged(c, step, refusal), {
           count: group.count - (settled?.count ?? 0),
           oldestStartedAtMs: group.oldestStartedAtMs,
         })
       }
-      observe(inputProblem(c))
+      const input = shapeReading(runner.input, start.input, earlier.input)
+      if (input.kind === "migrated") {
+        observe(recordedDataMigrated(c, { kind: "input" }, input.migration, startedUnder))
+      } else observe(inputProblem(c))
       observe(outputProblem(c))
       for (const written of Object.values(start.steps)) {
         if (written.kind !== "wait" || written.event === undefined) continue
+        const reader = owner.events[written.event]
+        const payload = written.payload ?? { kind: "json" }
+        const reading =
+          reader === undefined
+            ? undefined
+            : shapeReading(reader, payload, earlier.events?.[written.event])
+        if (reading?.kind === "migrated") {
+          const data: MigratedData = { kind: "event", event: written.event }
+          observe(
+            recordedDataMigrated({ owner: group.owner }, data, reading.migration, startedUnder),
+          )
+          continue
+        }
         observe(
           eventProblem({
             owner: group.owner,
@@ -294,6 +330,7 @@ export const checkOpenExecutions = (
       stepsByGroup.get(key) ?? [],
       markersByGroup.get(key) ?? [],
       next,
+      options.earlier?.(group.owner),
     )) {
       findings.push(
         toFinding(

@@ -613,3 +613,69 @@ export const concurrencyProblem = (
   }
   return undefined
 }
+// ── migrations of recorded data ─────────────────────────────────────────────────────────────────
+
+/** What recorded data a migration reads: a step's results, the start input, an event's payloads. */
+export type MigratedData =
+  | { readonly kind: "step"; readonly step: string }
+  | { readonly kind: "input" }
+  | { readonly kind: "event"; readonly event: string }
+  /** The events a wait step recorded. */
+  | { readonly kind: "wait"; readonly step: string; readonly event: string }
+
+const earlierPath = (c: { readonly workflow?: string }, data: MigratedData): ManifestPath =>
+  data.kind === "event" || data.kind === "wait"
+    ? ["events", data.event, "earlier"]
+    : data.kind === "input"
+      ? ["workflows", c.workflow ?? "", "input", "earlier"]
+      : ["workflows", c.workflow ?? "", "steps", data.step, "output", "earlier"]
+
+const describeData = (
+  c: { readonly owner: string; readonly workflow?: string },
+  data: MigratedData,
+) =>
+  data.kind === "event"
+    ? `"${data.event}" events of ${c.owner}`
+    : data.kind === "wait"
+      ? `"${data.event}" events that wait "${data.step}" of ${c.owner}.${c.workflow} matched`
+      : data.kind === "input"
+        ? `inputs of ${c.owner}.${c.workflow}`
+        : `results of step "${data.step}" of ${c.owner}.${c.workflow}`
+
+/**
+ * Recorded data of an earlier shape the reader declares is read through its migration: says which
+ * migration covers the data of which writer (`writer`: e.g. `release 1`).
+ */
+export const recordedDataMigrated = (
+  c: { readonly owner: string; readonly workflow?: string },
+  data: MigratedData,
+  migration: string,
+  writer: string,
+): LocatedDraft => {
+  const at = earlierPath(c, data)
+  return {
+    rule: "recorded-data-migrated",
+    owner: c.owner,
+    ...(c.workflow === undefined ? {} : { workflow: c.workflow }),
+    ...(data.kind === "step" || data.kind === "wait" ? { step: data.step } : {}),
+    ...(data.kind === "event" || data.kind === "wait" ? { event: data.event } : {}),
+    message: `${describeData(c, data)} recorded under ${writer} are read through migration "${migration}"`,
+    at: [[...at, migration], at],
+  }
+}
+
+/**
+ * A refusal where the reader declares earlier shapes of the data: the message says that none of
+ * them covers the writer's shape, naming the writer (`release 2`), and the location points at them.
+ */
+export const notCoveredByEarlierShapes = (
+  draft: LocatedDraft,
+  c: { readonly owner: string; readonly workflow?: string },
+  data: MigratedData,
+  migrations: readonly string[],
+  writer: string,
+): LocatedDraft => ({
+  ...draft,
+  message: `${draft.message}; no earlier shape declared (${migrations.join(", ")}) covers the shape recorded under ${writer}: declare one with its migration`,
+  at: [...draft.at.slice(0, 1), earlierPath(c, data), ...draft.at.slice(1)],
+})

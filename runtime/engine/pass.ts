@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type { AkterInternals } from "../akter.js"
 import { executionVerdict } from "../compatibility/executionVerdict.js"
+import { compatibilityHashOf } from "../compatibility/rules.js"
 import type { Finding } from "../compatibility/finding.js"
 import type { RecordedExit } from "../model/exit.js"
 import type { Hash } from "../model/hash.js"
@@ -52,7 +53,7 @@ import {
 } from "./concurrencyGroups.js"
 import { PassWriter } from "./passWriter.js"
 import { describeCause } from "./describeDefect.js"
-import { recordableExit } from "./recordedExits.js"
+import { migrateRecorded, recordableExit } from "./recordedExits.js"
 import { makeStepEnvironment } from "./stepEnvironment.js"
 import { buildSteps } from "./steps.js"
 import { deleteStepsPart, recordScannedPart, unseenEventsPart } from "./stepStore.js"
@@ -209,17 +210,21 @@ export const runPass = async (
       : await readManifest(db, execution.owner_type, execution.workflow, execution.manifest_hash)
   const markers: Record<string, number> = {}
   for (const [name, value] of state.markers) markers[name] = value
-  const verdict = executionVerdict(registration?.canonical, {
-    owner: execution.owner_type,
-    workflow: execution.workflow,
-    startManifest: started?.manifest ?? registration?.canonical ?? null,
-    startManifestHash: execution.manifest_hash as Hash,
-    startManifestNewer:
-      started !== undefined &&
-      started.acceptedAtMs > services.acceptedAtOf(execution.owner_type, execution.workflow),
-    steps: collapseSteps(state),
-    markers,
-  })
+  const verdict = executionVerdict(
+    registration?.canonical,
+    {
+      owner: execution.owner_type,
+      workflow: execution.workflow,
+      startManifest: started?.manifest ?? registration?.canonical ?? null,
+      startManifestHash: execution.manifest_hash as Hash,
+      startManifestNewer:
+        started !== undefined &&
+        started.acceptedAtMs > services.acceptedAtOf(execution.owner_type, execution.workflow),
+      steps: collapseSteps(state),
+      markers,
+    },
+    registration?.earlier,
+  )
   if (implementation === undefined || registration === undefined || verdict.problems.length > 0) {
     // Left untouched: the claim already moved the timer a recovery interval ahead, so a compatible
     // runner picks the execution up.
@@ -238,12 +243,16 @@ export const runPass = async (
       state.cursor = eventCursor
     })
   }
+  if (verdict.migrations !== undefined) state.migrations = verdict.migrations
   if (verdict.adopt) {
     const from = execution.manifest_hash
-    writer.hold([
-      recordStartManifestPart(registration.canonical, registration.hashes.compatibility),
-    ])
-    writer.patchExecution({ adopt: { from, to: registration.hashes.compatibility } })
+    const onto = verdict.adoptOnto ?? registration.canonical
+    const to =
+      verdict.adoptOnto === undefined
+        ? registration.hashes.compatibility
+        : compatibilityHashOf(verdict.adoptOnto)
+    writer.hold([recordStartManifestPart(onto, to)])
+    writer.patchExecution({ adopt: { from, to } })
   }
   if (execution.status === "suspended") {
     writer.patchExecution({ status: "running" })
@@ -261,8 +270,23 @@ export const runPass = async (
   // Unreadable stored input is a defect of this execution, recorded as its result; it must not
   // throw out of the pass, where the timer would retry it forever.
   const readInput = Effect.try({
-    try: () => (registration.canonical.input === null ? undefined : decodeJson(execution.input)),
-    catch: (error) => new RecordedDefect(`the stored input is unreadable: ${String(error)}`),
+    try: () => {
+      if (registration.canonical.input === null) return undefined
+      const stored = decodeJson(execution.input)
+      const migrated = state.migrations.input
+      if (migrated === undefined) return stored
+      return migrateRecorded(
+        "the stored input",
+        stored,
+        migrated,
+        implementation.migrations.input?.[migrated.migration],
+        registration.canonical.input,
+      )
+    },
+    catch: (error) =>
+      error instanceof RecordedDefect
+        ? error
+        : new RecordedDefect(`the stored input is unreadable: ${String(error)}`),
   }).pipe(Effect.orDie)
 
   let ending: Ending | undefined

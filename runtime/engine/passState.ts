@@ -5,6 +5,7 @@
  * pass; the pass ends only when every running branch is parked and none is working, so a parking
  * branch lets its siblings finish their current step first.
  */
+import { NO_MIGRATIONS, type RecordedMigrations } from "../compatibility/executionVerdict.js"
 import type { Effect } from "effect"
 import type { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
@@ -38,6 +39,8 @@ export class PassState {
   readonly markers = new Map<string, number>()
   readonly parked = new Map<string, Parked>()
   readonly compensations: Array<Effect.Effect<unknown, unknown>> = []
+  /** Recorded data this pass reads through a migration, as the runner's verdict decided. */
+  migrations: RecordedMigrations = NO_MIGRATIONS
   readonly caller: Caller
   /** The W3C trace context of the start, when a traced start recorded one. */
   readonly traceparent: unknown

@@ -7,6 +7,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type { AppliedMigration } from "../compatibility/executionVerdict.js"
 import { isStoredResult, type RecordedExit } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { parseWithinDepth } from "../model/payloadDepth.js"
@@ -108,6 +109,48 @@ export const recordableRejection = (
     _tag: "Die",
     message: `${what} failed: ${describeDefect(error)}`,
   }
+
+/**
+ * Reads a value recorded in an earlier shape through its migration: decoded tolerantly as that
+ * shape, migrated, and the migration's result checked against the current type. Throws a
+ * `RecordedDefect` naming what went wrong: the value dies as a defect of this one execution.
+ */
+export const migrateRecorded = (
+  what: string,
+  value: unknown,
+  applied: AppliedMigration,
+  migrate: ((old: never) => unknown) | undefined,
+  current: TypeNode | null,
+): unknown => {
+  const name = applied.migration
+  if (migrate === undefined) {
+    throw new RecordedDefect(
+      `${what} was recorded in earlier shape ${name}, whose migration is not implemented`,
+    )
+  }
+  const old = parseWithinDepth(schemaOf(applied.shape, "tolerant"), value)
+  if (!old.success) {
+    throw new RecordedDefect(
+      `${what} does not match its earlier shape ${name} (${old.issues[0]?.message ?? "invalid"})`,
+    )
+  }
+  let migrated: unknown
+  try {
+    migrated = migrate(old.data as never)
+  } catch (error) {
+    throw new RecordedDefect(`migration ${name} of ${what} failed: ${describeDefect(error)}`)
+  }
+  if (current === null) return undefined
+  const checked = parseWithinDepth(schemaOf(current, "tolerant"), migrated)
+  if (!checked.success) {
+    const issue = checked.issues[0]
+    const at = issue === undefined || issue.path === "" ? "" : ` at ${issue.path}`
+    throw new RecordedDefect(
+      `migration ${name} of ${what} returned a value that does not match the current type${at}: ${issue?.message ?? "invalid"}`,
+    )
+  }
+  return checked.data
+}
 
 /** Replays a recorded exit as the Effect the body sees. */
 export const replayExit = (

@@ -72,23 +72,67 @@ export interface WorkflowDefinition<I, O, E, Steps, Activities> {
   readonly body: (input: I, wf: Steps) => Effect.Effect<O, E>
 }
 
+/**
+ * Turns a value recorded in an earlier shape (declared under `earlier:` in the manifest) into the
+ * current shape. It runs on every replay that reads the value, so it must be pure and quick: no
+ * I/O, no clock, no randomness.
+ */
+export type Migration<Old, New> = (old: Old) => New
+
+/** A workflow definition whose manifest declares earlier shapes: it provides their migrations too. */
+export interface MigratingWorkflowDefinition<
+  I,
+  O,
+  E,
+  Steps,
+  Activities,
+  Migrations,
+> extends WorkflowDefinition<I, O, E, Steps, Activities> {
+  readonly migrations: Migrations
+}
+
+type Migrations = Readonly<Record<string, Migration<never, unknown>>>
+
+/** The migrations of an implemented workflow, by what they migrate, then by migration name. */
+export interface WorkflowMigrations {
+  readonly input?: Migrations
+  readonly steps?: Readonly<Record<string, Migrations>>
+  readonly events?: Readonly<Record<string, Migrations>>
+}
+
 /** An implemented workflow, ready to hand to `startRunner`. */
 export interface WorkflowImplementation {
   readonly owner: OwnerRegistration
   readonly workflow: string
   readonly activities: Readonly<Record<string, (...args: never[]) => unknown>>
   readonly body: (input: never, wf: never) => Effect.Effect<unknown, unknown>
+  readonly migrations: WorkflowMigrations
+}
+
+const missingMigration = (
+  owner: OwnerRegistration,
+  workflow: string,
+  declared: Readonly<Record<string, unknown>> | undefined,
+  given: Migrations | undefined,
+  what: string,
+): string | undefined => {
+  for (const name of Object.keys(declared ?? {})) {
+    if (typeof given?.[name] !== "function") {
+      return `${owner.owner}.${workflow}: migration "${name}" of ${what} is declared in ${owner.source} but not implemented`
+    }
+  }
+  return undefined
 }
 
 /**
- * Pairs a workflow's registration with its activities and body. Generated builders call this; the
- * runtime checks that every declared activity is implemented (the compiler already did, unless
- * types were bypassed).
+ * Pairs a workflow's registration with its activities, body and migrations. Generated builders
+ * call this; the runtime checks that every declared activity and migration is implemented (the
+ * compiler already did, unless types were bypassed).
  */
 export const implementWorkflow = <I, O, E, Steps, Activities>(
   owner: OwnerRegistration,
   workflow: string,
-  definition: WorkflowDefinition<I, O, E, Steps, Activities>,
+  definition: WorkflowDefinition<I, O, E, Steps, Activities> & { readonly migrations?: unknown },
 ): WorkflowImplementation => {
   const registration = owner.workflows[workflow]
   if (registration === undefined) {
@@ -102,10 +146,31 @@ export const implementWorkflow = <I, O, E, Steps, Activities>(
       )
     }
   }
+  const migrations = (definition.migrations ?? {}) as WorkflowMigrations
+  const earlier = registration.earlier
+  const missing = [
+    missingMigration(owner, workflow, earlier.input, migrations.input, "the input"),
+    ...Object.entries(earlier.steps ?? {}).map(([step, shapes]) =>
+      missingMigration(owner, workflow, shapes, migrations.steps?.[step], `step "${step}"`),
+    ),
+    ...Object.entries(registration.canonical.steps).map(([step, declared]) =>
+      declared.kind === "wait" && declared.event !== undefined
+        ? missingMigration(
+            owner,
+            workflow,
+            earlier.events?.[declared.event],
+            migrations.events?.[declared.event],
+            `event "${declared.event}" (waited for by step "${step}")`,
+          )
+        : undefined,
+    ),
+  ].find((problem) => problem !== undefined)
+  if (missing !== undefined) throw new Error(missing)
   return {
     owner,
     workflow,
     activities,
     body: definition.body as unknown as WorkflowImplementation["body"],
+    migrations,
   }
 }

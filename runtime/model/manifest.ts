@@ -4,6 +4,7 @@
  * canonical projection of them (see `canonicalWorkflow`). Types here may still contain `ref` nodes;
  * every ref is known to resolve.
  */
+import type { OwnerEarlierShapes } from "./earlierShapes.js"
 import type { StepDecl } from "./stepKinds/stepKinds.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
 import type { ScheduleDecl } from "./schedule.js"
@@ -27,6 +28,8 @@ export interface OwnerManifest {
   readonly workflows: Readonly<Record<string, WorkflowDecl>>
   /** Schedules that start workflows of this owner; absent or empty when it declares none. */
   readonly schedules?: Readonly<Record<string, ScheduleDecl>>
+  /** Earlier shapes of recorded data the manifest still reads, each with its migration's name. */
+  readonly earlier?: OwnerEarlierShapes
 }
 
 export interface EventDecl {

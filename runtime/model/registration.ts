@@ -13,6 +13,11 @@ import {
   type WorkflowHashes,
 } from "./canonicalManifest.js"
 import { canonicalJson } from "./canonicalJson.js"
+import {
+  readerEarlierShapes,
+  type OwnerEarlierShapes,
+  type ReaderEarlierShapes,
+} from "./earlierShapes.js"
 import type { Hash } from "./hash.js"
 import type { RetryPolicy } from "./manifest.js"
 
@@ -52,6 +57,11 @@ export interface OwnerRegistrationInput {
   /** Strict schemas of event payloads, validated before an emit writes anything. */
   readonly events: Readonly<Record<string, ZodType>>
   readonly workflows: Readonly<Record<string, WorkflowRegistrationInput>>
+  /**
+   * The earlier shapes the manifest declares of recorded data, canonical (from canonical.json).
+   * Not hashed: they say what this deployment reads, not what it records.
+   */
+  readonly earlier?: OwnerEarlierShapes
 }
 
 export interface WorkflowRegistration extends WorkflowRegistrationInput {
@@ -59,6 +69,8 @@ export interface WorkflowRegistration extends WorkflowRegistrationInput {
   readonly name: string
   readonly source: string
   readonly canonical: CanonicalWorkflow
+  /** The earlier shapes this workflow reads: of its input, its activities' results, its events. */
+  readonly earlier: ReaderEarlierShapes
 }
 
 export interface OwnerRegistration {
@@ -112,6 +124,7 @@ export const defineOwner = (input: OwnerRegistrationInput): OwnerRegistration =>
       name,
       source: input.source,
       canonical,
+      earlier: readerEarlierShapes(input.earlier, name),
     }
   }
   return {

@@ -15,6 +15,9 @@ import {
   type OpenStepAggregate,
 } from "../compatibility/openExecutions.js"
 import type { CanonicalOwner, CanonicalWorkflow } from "../model/canonicalManifest.js"
+import type { EarlierShapes, WorkflowEarlierShapes } from "../model/earlierShapes.js"
+
+type EarlierShapesByName = Readonly<Record<string, EarlierShapes>>
 import type { StepKind } from "../model/manifest.js"
 import type { TypeNode } from "../model/typeModel.js"
 import type { WorkflowRegistration } from "../model/registration.js"
@@ -303,7 +306,18 @@ export const startupProblems = (
     markers: open.markers.filter(mine),
     ...(open.concurrency === undefined ? {} : { concurrency: open.concurrency.filter(mine) }),
   }
-  return checkOpenExecutions(relevant, served.owners).filter(
-    (finding) => finding.severity === "error",
-  )
+  const earlier = new Map<
+    string,
+    { events?: EarlierShapesByName; workflows: Record<string, WorkflowEarlierShapes> }
+  >()
+  for (const workflow of workflows) {
+    const owner = earlier.get(workflow.owner) ?? { workflows: {} }
+    const { events, ...own } = workflow.earlier
+    if (events !== undefined) owner.events = events
+    owner.workflows[workflow.name] = own
+    earlier.set(workflow.owner, owner)
+  }
+  return checkOpenExecutions(relevant, served.owners, {
+    earlier: (owner) => earlier.get(owner),
+  }).filter((finding) => finding.severity === "error")
 }

@@ -12,6 +12,7 @@ import { loadManifestSources, type LoadedManifest } from "../../codegen/manifest
 import { compareManifests } from "../../runtime/compatibility/compareManifests.js"
 import { RULE_IDS, type RuleId } from "../../runtime/compatibility/finding.js"
 import { canonicalOwner } from "../../runtime/model/canonicalManifest.js"
+import { canonicalEarlierShapes } from "../../runtime/model/earlierShapes.js"
 
 const FIXTURES = "test/fixtures/compatibility"
 
@@ -46,6 +47,11 @@ const cases: Record<Exclude<RuleId, "start-manifest-missing">, Expected> = {
   "step-result-incompatible": {
     finding: "step-result-incompatible error 27:19",
     message: "output.score: recorded as number, read as integer",
+  },
+  "recorded-data-migrated": {
+    finding: "recorded-data-migrated info 30:13",
+    message:
+      'results of step "screen" of Order.fulfill recorded under the previous manifest are read through migration "v1"',
   },
   "step-result-changed": {
     finding: "step-result-changed info 27:9",
@@ -245,6 +251,7 @@ describe("compatibility fixtures", () => {
       canonicalOwner(after.manifest),
       {
         rollback: expected.rollback === true,
+        earlier: canonicalEarlierShapes(after.manifest),
         locate: (path) => {
           const at = after.positions.locate(path)
           return at === undefined ? undefined : { file: after.file, ...at }

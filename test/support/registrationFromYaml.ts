@@ -15,6 +15,7 @@ import {
 } from "../../runtime/model/registration.js"
 import { schemaOf } from "../../runtime/model/schemaOf.js"
 import { canonicalType } from "../../runtime/model/canonicalType.js"
+import { canonicalEarlierShapes } from "../../runtime/model/earlierShapes.js"
 import { Data } from "effect"
 
 /** A declared error class, as the generator would emit it. */
@@ -61,7 +62,14 @@ const registrationOf = (
       steps,
     }
   }
-  return defineOwner({ source: file, hash: ownerHash(canonical), canonical, events, workflows })
+  return defineOwner({
+    source: file,
+    hash: ownerHash(canonical),
+    canonical,
+    events,
+    workflows,
+    earlier: canonicalEarlierShapes(manifest),
+  })
 }
 
 /**

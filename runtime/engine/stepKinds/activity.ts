@@ -18,6 +18,7 @@ import type { StepEnvironment } from "../stepEnvironment.js"
 import {
   decodeExit,
   encodeExit,
+  migrateRecorded,
   recordableExit,
   replayExit,
   type ResultTypes,
@@ -168,7 +169,24 @@ const activityMethod =
         if (last !== undefined && last.exit !== null) {
           const exit = decodeExit(last.exit, step)
           const retryAt = exit._tag === "Success" ? null : last.due_at_ms
-          if (retryAt === null) return yield* replayExit(what, registration, types, exit)
+          if (retryAt === null) {
+            const migrated = state.migrations.steps[step]
+            if (migrated !== undefined && exit._tag === "Success") {
+              const value = yield* Effect.try({
+                try: () =>
+                  migrateRecorded(
+                    `the recorded result of ${what}`,
+                    exit.value,
+                    migrated,
+                    env.implementation.migrations.steps?.[step]?.[migrated.migration],
+                    types.output,
+                  ),
+                catch: (error) => error,
+              }).pipe(Effect.orDie)
+              return types.output === null ? undefined : value
+            }
+            return yield* replayExit(what, registration, types, exit)
+          }
           if (env.now() < retryAt) {
             yield* env.park(step, { dueAtMs: retryAt, attempt: last.attempt })
             continue

@@ -13,7 +13,7 @@ import type { WaitOutcome } from "../../model/exit.js"
 import { schemaOf } from "../../model/schemaOf.js"
 import { decodeJson } from "../../storage/codec.js"
 import { existsIn } from "../../storage/statementParts.js"
-import { decodeExit, encodeExit } from "../recordedExits.js"
+import { decodeExit, encodeExit, migrateRecorded } from "../recordedExits.js"
 import { PassAbandoned, RecordedDefect } from "../signals.js"
 import type { StepEnvironment } from "../stepEnvironment.js"
 import { beginWaitPart, recordScannedPart, settleStepPart, unseenEventsPart } from "../stepStore.js"
@@ -39,7 +39,48 @@ const waitMethod =
       const payloadSchema = schemaOf(declared.payload!, "tolerant")
       const declaredTimeout = state.registration.steps[step]?.timeoutMs
       const timed = declaredTimeout !== undefined
-      const present = (outcome: WaitOutcome): Effect.Effect<unknown> => {
+      const migrations = env.implementation.migrations.events?.[event]
+      const earlierShapes = Object.entries(state.registration.earlier.events?.[event] ?? {})
+      /**
+       * A logged event's payload as the wait reads it: as the current type, or else through the
+       * migration of the first earlier shape it matches (the log does not record the shape an
+       * event was emitted under); `undefined` when it matches none.
+       */
+      const readLogged = (payload: unknown): { readonly value: unknown } | undefined => {
+        const parsed = payloadSchema.safeParse(payload)
+        if (parsed.success) return { value: parsed.data }
+        for (const [migration, shape] of earlierShapes) {
+          if (!schemaOf(shape, "tolerant").safeParse(payload).success) continue
+          return {
+            value: migrateRecorded(
+              `event ${event} read by wait ${step}`,
+              payload,
+              { migration, shape },
+              migrations?.[migration],
+              declared.payload!,
+            ),
+          }
+        }
+        return undefined
+      }
+      const present = (recorded: WaitOutcome): Effect.Effect<unknown> => {
+        const migrated = state.migrations.steps[step]
+        let outcome = recorded
+        if (migrated !== undefined && "event" in recorded) {
+          try {
+            outcome = {
+              event: migrateRecorded(
+                `the event recorded by wait ${step}`,
+                recorded.event,
+                migrated,
+                migrations?.[migrated.migration],
+                declared.payload!,
+              ),
+            }
+          } catch (error) {
+            return Effect.die(error)
+          }
+        }
         if ("event" in outcome) {
           const parsed = payloadSchema.safeParse(outcome.event)
           if (!parsed.success) {
@@ -130,12 +171,15 @@ const waitMethod =
               eventsAfter(internals.storage.db, state.owner, event, scanned, EVENT_PAGE),
             )
             for (const logged of page) {
-              const parsed = payloadSchema.safeParse(decodeJson(logged.payload))
+              const read = yield* Effect.try({
+                try: () => readLogged(decodeJson(logged.payload)),
+                catch: (error) => error,
+              }).pipe(Effect.orDie)
               scanned = logged.sequence
-              if (!parsed.success) continue
+              if (read === undefined) continue
               const where = options.where
-              if (where === undefined || where(parsed.data))
-                return { payload: parsed.data, sequence: logged.sequence }
+              if (where === undefined || where(read.value))
+                return { payload: read.value, sequence: logged.sequence }
             }
             if (page.length < EVENT_PAGE) return undefined
           }
