@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs"
 import { Effect } from "effect"
 import {
   implementWorkflow,
+  type ActivityContext,
   type OwnerRegistration,
   type WorkflowImplementation,
 } from "../../runtime/index.js"
@@ -75,10 +76,15 @@ const bodyOf =
     }) as Effect.Effect<unknown, unknown>
 
 /** What each release's `quote` activity returns for a limit of 1234.5. */
-const quoteOf = (version: LoanVersion) => () =>
-  Promise.resolve(
-    version === 1 ? { limitCents: 123_450 } : { limit: { value: 1234.5, currency: "EUR" } },
-  )
+const quoteOf = (version: LoanVersion, onQuote?: (ctx: ActivityContext) => void) => {
+  const quote = (ctx: ActivityContext) => {
+    onQuote?.(ctx)
+    return Promise.resolve(
+      version === 1 ? { limitCents: 123_450 } : { limit: { value: 1234.5, currency: "EUR" } },
+    )
+  }
+  return quote
+}
 
 const migrationsOf = (version: LoanVersion) => {
   if (version === 1) return {}
@@ -93,11 +99,17 @@ const migrationsOf = (version: LoanVersion) => {
   }
 }
 
-/** The registration and the `apply` implementation of one release of the loan manifest. */
-export const loan = async (version: LoanVersion): Promise<LoanRelease> => {
+/**
+ * The registration and the `apply` implementation of one release of the loan manifest; `onQuote`
+ * sees every run of the `quote` activity (a runner process journals it).
+ */
+export const loan = async (
+  version: LoanVersion,
+  onQuote?: (ctx: ActivityContext) => void,
+): Promise<LoanRelease> => {
   const registration = await registrationFromYaml(loanYaml(version), LOAN_FILE)
   const apply = implementWorkflow(registration, "apply", {
-    activities: { quote: quoteOf(version) },
+    activities: { quote: quoteOf(version, onQuote) },
     body: bodyOf(version),
     migrations: migrationsOf(version),
   })
