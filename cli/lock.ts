@@ -2,13 +2,25 @@
  * `akter lock`: the release step. Records every current manifest in the lock file as released (the
  * newest entry of its owner type), so that `akter check` compares later manifests against it for as
  * long as executions started under it may be in flight. `--prune --database-url` then drops the
- * locked manifests no open execution uses.
+ * locked manifests no open execution uses, and reports the declared migrations of recorded data that
+ * neither the lock entries left nor the open executions need any more (they can be retired).
  */
 import { rename, writeFile } from "node:fs/promises"
 import { canonicalOwner } from "../runtime/model/canonicalManifest.js"
 import { outputFormatOf, printInvalidInput, runReporting } from "./commandOutput.js"
 import { readManifestsInUse } from "../runtime/runner/startupCheck.js"
-import { databaseUrlProblem, describeTarget, withDatabase } from "./databaseSession.js"
+import {
+  databaseUrlProblem,
+  describeTarget,
+  readOpenSnapshot,
+  withDatabase,
+} from "./databaseSession.js"
+import { checkProject, currentManifests } from "./compatibility/checkProject.js"
+import {
+  describeMigration,
+  retirableMigrations,
+  type RetirableMigration,
+} from "./compatibility/retirableMigrations.js"
 import {
   EMPTY_LOCK,
   LOCK_OPTION,
@@ -35,7 +47,7 @@ import { projectFolders } from "./projectConfig.js"
 const spec = {
   name: "lock",
   summary:
-    "Records the current manifests as released in the lock file (appended as each owner type's newest release, if not already), which akter check compares every later manifest against. With --prune --database-url, also drops the locked manifests no open execution uses.",
+    "Records the current manifests as released in the lock file (appended as each owner type's newest release, if not already), which akter check compares every later manifest against. With --prune --database-url, also drops the locked manifests no open execution uses, and reports the declared migrations of recorded data (earlier: shapes) that no lock entry left and no open execution needs: they can be retired.",
   options: {
     ...MANIFESTS_OPTION.spec,
     ...LOCK_OPTION.spec,
@@ -48,13 +60,13 @@ const spec = {
     LOCK_OPTION.help,
     [
       "--prune",
-      "drop locked manifests no open execution uses (the newest of each declared owner type stays)",
+      "drop locked manifests no open execution uses (the newest of each declared owner type stays), and report the migrations (earlier: shapes) nothing needs any more",
     ],
     [
       "--database-url URL",
       "the Postgres database whose open executions --prune keeps (required with --prune)",
     ],
-    ["--format text|json", "json prints { lockFile, changed, added, released, pruned }"],
+    ["--format text|json", "json prints { lockFile, changed, added, released, pruned, retirable }"],
     HELP_LINE,
   ],
 } as const satisfies CommandSpec<Record<string, { type: "string" | "boolean" }>>
@@ -106,13 +118,23 @@ export const run = (args: readonly string[]): Promise<number> =>
     const released = appendReleases(reading?.lock ?? EMPTY_LOCK, owners)
     let lock = released.lock
     let pruned: readonly LockedManifest[] = []
+    let retirable: readonly RetirableMigration[] = []
     if (databaseUrl !== undefined) {
-      const inUse = await withDatabase({ databaseUrl }, slowProgress(spec.name), (storage) =>
-        readManifestsInUse(storage.db),
+      const { inUse, open } = await withDatabase(
+        { databaseUrl },
+        slowProgress(spec.name),
+        async (storage) => ({
+          inUse: await readManifestsInUse(storage.db),
+          open: await readOpenSnapshot(storage.db),
+        }),
       )
       const outcome = pruneUnused(lock, inUse, new Set(owners.map((owner) => owner.owner)))
       lock = outcome.lock
       pruned = outcome.pruned
+      // A migration is needed while the check of what stays locked and what is open reads through it.
+      const current = currentManifests(loaded.manifests)
+      const { findings } = checkProject({ current, lock, rollback: false, open })
+      retirable = retirableMigrations(current, findings)
     }
     const text = renderLockFile(lock)
     const changed = text !== (await readTextIfPresent(lockPath))
@@ -127,6 +149,7 @@ export const run = (args: readonly string[]): Promise<number> =>
             added: released.added.map(summaryOf),
             released: released.released.map(summaryOf),
             pruned: pruned.map(summaryOf),
+            retirable: retirable.map(({ path: _path, ...migration }) => migration),
           },
           null,
           2,
@@ -150,9 +173,17 @@ export const run = (args: readonly string[]): Promise<number> =>
         `- ${entry.owner} release ${entry.release} ${entry.hash} (no open execution in ${describeTarget({ databaseUrl: databaseUrl! })} uses it)`,
       )
     }
+    for (const migration of retirable) {
+      const at = migration.location
+      console.log(
+        `~ ${describeMigration(migration)} can be retired${at === undefined ? "" : ` (${at.file}:${at.line}:${at.column})`}: no lock entry and no open execution recorded its shape; remove it from the manifest and its function from the implementation`,
+      )
+    }
     const counts = [
       `${released.added.length + released.released.length} released`,
-      ...(options.prune === true ? [`${pruned.length} pruned`] : []),
+      ...(options.prune === true
+        ? [`${pruned.length} pruned`, `${retirable.length} migrations retirable`]
+        : []),
       `${lock.entries.length} locked`,
     ].join(", ")
     console.log(`akter lock: ${lockFile} ${changed ? "written" : "unchanged"} (${counts})`)

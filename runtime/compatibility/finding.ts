@@ -36,6 +36,8 @@ export interface Finding {
   readonly marker?: string
   readonly event?: string
   readonly schedule?: string
+  /** The migration of recorded data a `recorded-data-migrated` finding says reads the data. */
+  readonly migration?: string
   readonly message: string
   readonly fix: string
   readonly location?: FindingLocation
@@ -236,6 +238,7 @@ export interface FindingDraft {
   readonly marker?: string
   readonly event?: string
   readonly schedule?: string
+  readonly migration?: string
   readonly message: string
   readonly severity?: FindingSeverity
 }

@@ -659,6 +659,7 @@ export const recordedDataMigrated = (
     ...(c.workflow === undefined ? {} : { workflow: c.workflow }),
     ...(data.kind === "step" || data.kind === "wait" ? { step: data.step } : {}),
     ...(data.kind === "event" || data.kind === "wait" ? { event: data.event } : {}),
+    migration,
     message: `${describeData(c, data)} recorded under ${writer} are read through migration "${migration}"`,
     at: [[...at, migration], at],
   }
