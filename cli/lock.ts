@@ -182,7 +182,10 @@ export const run = (args: readonly string[]): Promise<number> =>
     const counts = [
       `${released.added.length + released.released.length} released`,
       ...(options.prune === true
-        ? [`${pruned.length} pruned`, `${retirable.length} migrations retirable`]
+        ? [
+            `${pruned.length} pruned`,
+            `${retirable.length} ${retirable.length === 1 ? "migration" : "migrations"} retirable`,
+          ]
         : []),
       `${lock.entries.length} locked`,
     ].join(", ")

@@ -130,6 +130,7 @@ describePostgres("akter check and akter lock --prune against open executions", (
       added: [{ owner: "Shop", hash: v3Hash, release: 2 }],
       released: [],
       pruned: [],
+      retirable: [],
     })
     expect(lockedReleases()).toEqual([1, 2])
   })

@@ -84,6 +84,7 @@ describe("akter lock", () => {
       added: [],
       released: [],
       pruned: [],
+      retirable: [],
     })
     expect(shop.read(LOCK)).toBe(before)
   })
@@ -103,6 +104,7 @@ describe("akter lock", () => {
       added: [{ owner: "Shop", hash: ownerHash(v2), release: 2 }],
       released: [],
       pruned: [],
+      retirable: [],
     })
     const text = shop.read(LOCK)
     expect(JSON.parse(text).owners).toEqual({
@@ -213,5 +215,8 @@ describe("akter lock", () => {
     expect(result.code).toBe(0)
     expect(result.stdout).toContain("usage: akter lock [options]")
     expect(result.stdout).toContain("--prune")
+    // --prune also reports the migrations of recorded data nothing needs any more.
+    expect(result.stdout).toMatch(/--prune\s[\s\S]*report the migrations \(earlier: shapes\)/)
+    expect(result.stdout).toContain("retirable }")
   })
 })

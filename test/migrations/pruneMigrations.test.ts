@@ -107,7 +107,7 @@ describePostgres("akter lock --prune reports the migrations nothing needs any mo
     expect(text.split("\n").filter((line) => line.startsWith("~ "))).toEqual([
       `~ migration "v1" of the output of step "quote" of Loan.apply can be retired (manifests/loan.yaml:${at.line}:${at.column}): no lock entry and no open execution recorded its shape; remove it from the manifest and its function from the implementation`,
     ])
-    expect(text).toContain("1 pruned, 1 migrations retirable")
+    expect(text).toContain("1 pruned, 1 migration retirable")
   })
 
   it("reports every migration once release 2's execution has finished too", async () => {
