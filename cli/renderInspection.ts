@@ -3,7 +3,11 @@
  * timer. JSON output is the query results themselves (runtime/inspect/executionQueries.ts), so
  * scripts and this text never disagree.
  */
-import type { ExecutionDetail, ExecutionSummary } from "../runtime/inspect/executionQueries.js"
+import type {
+  ConcurrencyPlace,
+  ExecutionDetail,
+  ExecutionSummary,
+} from "../runtime/inspect/executionQueries.js"
 import { describeExit } from "../runtime/inspect/storedValues.js"
 import { scheduledBy } from "../runtime/model/schedule.js"
 import { textTable, timeWithRelative, relativeTime } from "../runtime/inspect/textTable.js"
@@ -42,6 +46,21 @@ export const renderExecutionList = (
   )
 }
 
+/**
+ * An execution's concurrency group and its place in it, on one line.
+ *
+ * @example
+ * concurrencyText({ key: "customerId", value: "c3", limit: 1, admitted: 1, queued: 2, queuedAhead: 1 })
+ * // "customerId=c3, limit 1: queued, 1 ahead of it; 1 running or suspended, 2 queued"
+ */
+export const concurrencyText = (place: ConcurrencyPlace): string => {
+  const group = `${place.key}=${place.value}, limit ${place.limit ?? "? (start manifest not stored)"}`
+  const counts = `${place.admitted} running or suspended, ${place.queued} queued`
+  return place.queuedAhead === undefined
+    ? `${group}: ${counts}`
+    : `${group}: queued, ${place.queuedAhead} ahead of it; ${counts}`
+}
+
 const MAX_VALUE_TEXT = 160
 
 const shortened = (text: string) =>
@@ -68,6 +87,9 @@ export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): s
     ["status", statusText(detail)],
     ["started", timeWithRelative(detail.startedAtMs, nowMs)],
   )
+  if (detail.concurrency !== undefined) {
+    fields.push(["concurrency", concurrencyText(detail.concurrency)])
+  }
   if (detail.finishedAtMs !== null) {
     fields.push(["finished", timeWithRelative(detail.finishedAtMs, nowMs)])
   }

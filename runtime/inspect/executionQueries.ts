@@ -8,10 +8,12 @@ import { sql, type SelectQueryBuilder } from "kysely"
 import { InvalidExecutionId } from "../errors.js"
 import { decodeExecutionId } from "../model/executionId.js"
 import { placeOwner } from "../owners/routing.js"
+import { readManifest } from "../storage/manifestStore.js"
 import type {
   Database,
   Db,
   ExecutionStatusColumn,
+  RoutingKey,
   Row,
   StepKindColumn,
 } from "../storage/database.js"
@@ -115,6 +117,27 @@ export interface ExecutionDetail extends ExecutionSummary {
   readonly timer: { readonly dueAtMs: number; readonly attempts: number } | undefined
   /** Every stored value of this execution that could not be read back, located. */
   readonly defects: readonly string[]
+  /** Its concurrency group and its place there; undefined when its workflow declares no key. */
+  readonly concurrency: ConcurrencyPlace | undefined
+}
+
+/**
+ * Where an execution of a workflow with `concurrency: { key, limit }` stands in its group (the
+ * executions of its tenant and workflow whose input holds the same value at the key path).
+ */
+export interface ConcurrencyPlace {
+  /** The key path it was started under, as the manifest writes it (`customer.id`). */
+  readonly key: string
+  /** Its input's value at that path, as text: with the path, its group (`c3`). */
+  readonly value: string
+  /** The limit its start manifest declares; undefined when that manifest is no longer stored. */
+  readonly limit: number | undefined
+  /** The group's executions admitted now — running or suspended (a sleeper holds its place). */
+  readonly admitted: number
+  /** The group's executions waiting to be admitted now. */
+  readonly queued: number
+  /** A queued execution: how many of its group's queued ones are admitted before it; else undefined. */
+  readonly queuedAhead: number | undefined
 }
 
 export const DEFAULT_LIST_LIMIT = 50
@@ -359,6 +382,79 @@ const callerOf = (text: string): { caller: unknown; defect?: string } => {
 }
 
 /**
+ * The concurrency group of one execution and its place there: the execution's key path and value
+ * (read under its routing key), then its group's admitted and queued executions counted over the
+ * group's index (migration 0007) — a group spans owners, so that count is sent only for an
+ * execution that has a group; the limit comes from its start manifest. Undefined when the
+ * execution has no group (its workflow declared no key) or does not exist.
+ *
+ * @example
+ * const place = await concurrencyPlace(db, routingKey, run.executionId)
+ * // { key: "customerId", value: "c3", limit: 1, admitted: 1, queued: 2, queuedAhead: 1 }
+ */
+export const concurrencyPlace = async (
+  db: Db,
+  routingKey: RoutingKey,
+  executionId: string,
+): Promise<ConcurrencyPlace | undefined> => {
+  const row = await db
+    .selectFrom("akter.executions")
+    .select([
+      "tenant",
+      "owner_type",
+      "workflow",
+      "manifest_hash",
+      "status",
+      "concurrency_key",
+      "concurrency_value",
+      "queue_order",
+    ])
+    .where("routing_key", "=", routingKey)
+    .where("execution_id", "=", executionId)
+    .executeTakeFirst()
+  if (row === undefined || row.concurrency_key === null || row.concurrency_value === null) {
+    return undefined
+  }
+  const { key, value } = { key: row.concurrency_key, value: row.concurrency_value }
+  const [counts, manifest] = await Promise.all([
+    db
+      .selectFrom("akter.executions")
+      .select((eb) => [
+        eb.fn
+          .countAll<string>()
+          .filterWhere("status", "in", ["running", "suspended"])
+          .as("admitted"),
+        eb.fn.countAll<string>().filterWhere("status", "=", "queued").as("queued"),
+        eb.fn
+          .countAll<string>()
+          .filterWhere((inner) =>
+            inner.and([
+              inner("status", "=", "queued"),
+              inner("queue_order", "<", row.queue_order ?? 0),
+            ]),
+          )
+          .as("ahead"),
+      ])
+      .where("owner_type", "=", row.owner_type)
+      .where("workflow", "=", row.workflow)
+      .where("concurrency_value", "=", value)
+      .where("tenant", "=", row.tenant)
+      .where("concurrency_key", "=", key)
+      .where("status", "<>", "finished")
+      .executeTakeFirstOrThrow(),
+    readManifest(db, row.owner_type, row.workflow, row.manifest_hash),
+  ])
+  return {
+    key,
+    value,
+    limit: manifest?.manifest.concurrency?.limit,
+    admitted: Number(counts.admitted),
+    queued: Number(counts.queued),
+    queuedAhead: row.status === "queued" ? Number(counts.ahead) : undefined,
+  }
+}
+
+/**
  * One execution with everything recorded about it, or undefined when no such execution exists.
  * Throws `InvalidExecutionId` for a string akter did not issue.
  *
@@ -449,6 +545,7 @@ export const showExecution = async (
       settledAtMs: step.settled_at_ms,
     })
   }
+  const concurrency = await concurrencyPlace(db, routingKey, executionId)
   return {
     ...summaryOf(row),
     caller: caller.caller,
@@ -459,6 +556,7 @@ export const showExecution = async (
     steps,
     timer: timer === undefined ? undefined : { dueAtMs: timer.due_at_ms, attempts: timer.attempts },
     defects,
+    concurrency,
   }
 }
 
