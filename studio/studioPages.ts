@@ -4,6 +4,7 @@
  * appear only when the studio may act, and carry the CSRF token.
  */
 import type {
+  ConcurrencyPlace,
   ExecutionDetail,
   ExecutionSummary,
   InspectedStep,
@@ -113,7 +114,8 @@ export const layout = (
           <nav>
             <a href="${context.base}/">Overview</a
             ><a href="${context.base}/executions">Executions</a
-            ><a href="${context.base}/compatibility">Compatibility</a>
+            ><a href="${context.base}/compatibility">Compatibility</a
+            ><a href="${context.base}/schedules">Schedules</a>
           </nav>
           <span class="badge"
             >${context.backend}${context.tenant === undefined ? "" : ` · tenant ${context.tenant}`}${context.readOnly ? " · read-only" : ""}</span
@@ -519,6 +521,16 @@ export interface ExecutionView {
   readonly matchedEvents: readonly OwnerEvent[]
 }
 
+/** An execution's concurrency group and its place there (as `akter inspect` says it). */
+const concurrencyField = (place: ConcurrencyPlace): Html =>
+  html`<dt>concurrency</dt>
+    <dd data-field="concurrency">
+      <code>${place.key}=${place.value}</code>, limit
+      ${place.limit ?? "? (start manifest not stored)"}:
+      ${place.queuedAhead === undefined ? "" : `queued, ${place.queuedAhead} ahead of it; `}
+      ${place.admitted} running or suspended, ${place.queued} queued
+    </dd>`
+
 export const executionPage = (
   context: PageContext,
   view: ExecutionView,
@@ -586,6 +598,7 @@ export const executionPage = (
       </dd>
       <dt>status</dt>
       <dd data-field="status">${statusBadge(detail)}</dd>
+      ${detail.concurrency === undefined ? "" : concurrencyField(detail.concurrency)}
       <dt>started</dt>
       <dd>
         ${formatTime(detail.startedAtMs)}

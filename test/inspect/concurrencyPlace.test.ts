@@ -1,8 +1,9 @@
 /**
  * Inspecting an execution of a workflow with a concurrency key, on PGlite and Postgres: it shows
  * the group's key path and value, the limit its start manifest declares, how many of the group
- * run (or sleep) and wait, and for a queued execution how many are admitted before it; an
- * execution of a workflow without a key shows none. On Postgres the real CLI prints the same as
+ * run (or sleep) and wait, and for a queued execution how many are admitted before it, in the
+ * query, the CLI's text and the studio's execution page; an execution of a workflow without a key
+ * shows none. On Postgres the real CLI prints the same as
  * text and as JSON. Expected places are written out from the start order, not computed.
  */
 import { execFile } from "node:child_process"
@@ -24,6 +25,7 @@ import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/i
 import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { step, type UntypedSteps } from "../support/untypedSteps.js"
+import { studioHandler } from "../../studio/index.js"
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 
@@ -123,6 +125,24 @@ describeEachBackend("inspect shows an execution's concurrency group", (backend) 
     expect(concurrencyText(third.concurrency!)).toBe(
       "customerId=c3, limit 1: queued, 1 ahead of it; 1 running or suspended, 2 queued",
     )
+  })
+
+  it("the studio's execution page shows the same group and place", async () => {
+    const studio = studioHandler(akter, { readOnly: true })
+    try {
+      const page = await (
+        await studio(new Request(`http://studio.test/executions/${ids["c3-third"]}`))
+      ).text()
+      const field = /data-field="concurrency">([\s\S]*?)<\/dd>/.exec(page)?.[1] ?? ""
+      expect(
+        field
+          .replace(/<[^>]*>/g, "")
+          .replace(/\s+/g, " ")
+          .trim(),
+      ).toBe("customerId=c3, limit 1: queued, 1 ahead of it; 1 running or suspended, 2 queued")
+    } finally {
+      await studio.close()
+    }
   })
 
   it("shows no group for a workflow without a concurrency key", async () => {
