@@ -11,6 +11,7 @@ import { join } from "node:path"
 import { sql } from "kysely"
 import { internalsOf, type Akter } from "../runtime/akter.js"
 import type { CompatibilityVerdict } from "../studio/compatibilityPage.js"
+import type { ScheduleDeclarations } from "../studio/schedulesPage.js"
 import {
   EXIT_OK,
   FORMAT_OPTION,
@@ -31,7 +32,7 @@ const NEEDED_MIGRATION = "0006_execution_outcome"
 const spec = {
   name: "studio",
   summary:
-    "Serves akter studio, a web dashboard of executions, owners, runners and compatibility, on 127.0.0.1 until interrupted, and prints its URL (which carries the token that opens it). Actions — interrupt, make a timer due now, bulk interrupt — need that token; --read-only shows everything and accepts no action. It never migrates the database.",
+    "Serves akter studio, a web dashboard of executions, owners, runners, compatibility and schedules, on 127.0.0.1 until interrupted, and prints its URL (which carries the token that opens it). Actions — interrupt, make a timer due now, bulk interrupt, pause or resume a schedule — need that token; --read-only shows everything and accepts no action. It never migrates the database.",
   options: {
     "database-url": { type: "string" },
     "data-dir": { type: "string" },
@@ -124,6 +125,26 @@ const compatibilityOf =
     }
   }
 
+/**
+ * The Schedules page's declarations: the schedules of the manifests on disk, in canonical form,
+ * read on every visit (an edited manifest shows at the next reload).
+ */
+const schedulesOf =
+  (manifests: string | undefined) => async (): Promise<readonly ScheduleDeclarations[]> => {
+    const [{ loadManifests }, { projectFolders }, { canonicalOwner }] = await Promise.all([
+      import("../codegen/manifest/loadManifests.js"),
+      import("./projectConfig.js"),
+      import("../runtime/model/canonicalManifest.js"),
+    ])
+    const folders = await projectFolders({ cwd: process.cwd(), manifests })
+    const loaded = await loadManifests({ dir: folders.manifestsDir, root: folders.root })
+    const invalid = loaded.diagnostics.find((d) => d.severity === "error")
+    if (invalid !== undefined) {
+      throw new Error(`the manifests are invalid (\`akter check\` shows where): ${invalid.message}`)
+    }
+    return loaded.manifests.map((loadedManifest) => canonicalOwner(loadedManifest.manifest))
+  }
+
 const portOf = (value: string | undefined): number => {
   if (value === undefined) return DEFAULT_PORT
   const port = Number(value)
@@ -193,6 +214,7 @@ export const run = (args: readonly string[]): Promise<number> =>
       readOnly,
       tenant: options.tenant,
       compatibility: compatibilityOf(akter, options.manifests, options.lock),
+      schedules: schedulesOf(options.manifests),
       name: "akter studio",
     })
     const server = createServer(serveFetchHandler(studio))

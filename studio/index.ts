@@ -6,3 +6,4 @@
 export { studioHandler, type StudioHandler, type StudioOptions } from "./studioHandler.js"
 export { serveFetchHandler } from "./serveFetchHandler.js"
 export type { CompatibilityVerdict } from "./compatibilityPage.js"
+export type { ScheduleDeclarations } from "./schedulesPage.js"

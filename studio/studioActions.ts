@@ -1,7 +1,8 @@
 /**
  * What a studio may change, each an audited call of what a client does: interrupting an execution
  * is the client's own interrupt (runtime/client/interruptExecution.ts: flag and timer in one
- * statement, idempotent); making a timer due now is a poke of the execution's timer. Every action
+ * statement, idempotent); making a timer due now is a poke of the execution's timer; pausing and
+ * resuming a schedule is the schedule store's, as `akter schedule pause|resume`. Every action
  * is logged through the handle's logger with the studio's name for who asked.
  */
 import { sql } from "kysely"
@@ -14,6 +15,7 @@ import { sendNotification, WAKE_CHANNEL } from "../runtime/outbox/notifications.
 import { openExecutionPart } from "../runtime/engine/executionStore.js"
 import { pendingStepsDueNowPart } from "../runtime/engine/stepStore.js"
 import { pokeTimerDueNowPart } from "../runtime/outbox/outboxStore.js"
+import { setSchedulePaused, type ScheduleRow } from "../runtime/schedules/scheduleStore.js"
 import { composeStatement, countOf, existsIn } from "../runtime/storage/statementParts.js"
 import { studioPage, type StudioFilter } from "./studioQueries.js"
 
@@ -111,4 +113,33 @@ export const interruptMatching = async (
     filter: JSON.stringify(filter),
   })
   return interrupted
+}
+
+/**
+ * Pauses or resumes a schedule with the schedule store's own statement (`akter schedule
+ * pause|resume` runs the same): a pause drops a queued tick, a resume starts from the next tick
+ * without catching up. Returns the row after the change, or undefined when no runner declared
+ * such a schedule.
+ */
+export const pauseSchedule = async (
+  context: ActionContext,
+  ownerType: string,
+  schedule: string,
+  paused: boolean,
+): Promise<ScheduleRow | undefined> => {
+  const internals = internalsOf(context.akter)
+  const row = await setSchedulePaused(
+    internals.storage.db,
+    internals.clock,
+    ownerType,
+    schedule,
+    paused,
+  )
+  internals.log.info(`studio: schedule ${paused ? "pause" : "resume"}`, {
+    ownerType,
+    schedule,
+    actor: context.actor,
+    found: row !== undefined,
+  })
+  return row
 }

@@ -13,14 +13,18 @@ import { inspectExecution } from "../runtime/inspect/executionListing.js"
 import type { ListingPosition } from "../runtime/inspect/executionQueries.js"
 import { decodeExecutionId } from "../runtime/model/executionId.js"
 import { placeOwner } from "../runtime/owners/routing.js"
+import { listSchedules } from "../runtime/schedules/scheduleStore.js"
 import { compatibilityPage, type CompatibilityVerdict } from "./compatibilityPage.js"
+import { queryString } from "./html.js"
 import { LiveHub } from "./liveUpdates.js"
+import { schedulesPage, type ScheduleDeclarations } from "./schedulesPage.js"
 import { STUDIO_CSS, STUDIO_JS } from "./studioAssets.js"
 import {
   interruptMatching,
   interruptOne,
   makeTimerDueNow,
   openPartOf,
+  pauseSchedule,
   type ActionContext,
 } from "./studioActions.js"
 import {
@@ -64,6 +68,13 @@ export interface StudioOptions {
    * how to get one.
    */
   readonly compatibility?: (() => Promise<CompatibilityVerdict>) | undefined
+  /**
+   * The Schedules page's declarations — each schedule's workflow, timing and policies, which the
+   * database does not keep (it keeps their state). `akter studio` passes the manifests on disk; a
+   * mounted handler may pass its generated owners' canonical forms
+   * (`async () => [Report.registration.canonical]`). Without it the page shows their state only.
+   */
+  readonly schedules?: (() => Promise<readonly ScheduleDeclarations[]>) | undefined
   /** How often live pages look for changes, in ms (default 1000; notifications also wake them). */
   readonly liveIntervalMs?: number | undefined
   /** Names the studio in the audit log lines of its actions (default `studio`). */
@@ -389,6 +400,34 @@ export const studioHandler = (akter: Akter, options: StudioOptions = {}): Studio
     return page(ownerPage(context, owner, events, executions.executions, dbNow()))
   }
 
+  const schedulesView = async (notice?: string, error?: string, status = 200) => {
+    // Schedules belong to owner types, not tenants (and a tenant's role reads no schedule row).
+    if (tenant !== undefined) {
+      return page(
+        messagePage(
+          context,
+          "Schedules",
+          "Schedules belong to the whole database, not to a tenant: a studio given a tenant shows none. Open the studio without a tenant to see them.",
+        ),
+      )
+    }
+    let declared: readonly ScheduleDeclarations[] | undefined
+    let declarationProblem: string | undefined
+    try {
+      declared = await options.schedules?.()
+    } catch (problem) {
+      declarationProblem = problem instanceof Error ? problem.message : String(problem)
+    }
+    return page(
+      schedulesPage(
+        context,
+        { rows: await listSchedules(db), declared, declarationProblem, nowMs: dbNow() },
+        { notice, error },
+      ),
+      status,
+    )
+  }
+
   const actionContext = (request: Request): ActionContext => ({
     akter,
     tenant,
@@ -475,6 +514,29 @@ export const studioHandler = (akter: Akter, options: StudioOptions = {}): Studio
           params.set("interrupted", String(interrupted))
           return redirect(`${base}/executions?${params.toString()}`)
         }
+        case "schedule-pause":
+        case "schedule-resume": {
+          if (tenant !== undefined) {
+            return page(
+              messagePage(context, "Refused", "A studio given a tenant changes no schedule."),
+              403,
+            )
+          }
+          const paused = action === "schedule-pause"
+          const ownerType = form.get("ownerType") ?? ""
+          const schedule = form.get("schedule") ?? ""
+          const changed = await pauseSchedule(context_, ownerType, schedule, paused)
+          if (changed === undefined) {
+            return schedulesView(
+              undefined,
+              `No schedule ${ownerType}.${schedule} in this database: no runner has declared it.`,
+              404,
+            )
+          }
+          return redirect(
+            `${base}/schedules${queryString({ notice: paused ? "schedule-paused" : "schedule-resumed", schedule: `${ownerType}.${schedule}` })}`,
+          )
+        }
         default:
           return page(messagePage(context, "Not found", `No action ${action}.`), 404)
       }
@@ -492,6 +554,9 @@ export const studioHandler = (akter: Akter, options: StudioOptions = {}): Studio
     "timer-due": "Its timer is due now: a runner takes it at once.",
     "no-timer":
       "It has no pending timer to move (finished, or waiting for an event without a timeout).",
+    "schedule-paused": "Paused: it starts nothing until resumed.",
+    "schedule-resumed":
+      "Resumed: it starts from its next tick, without catching up the ticks it missed.",
   }
 
   const route = async (request: Request): Promise<Response> => {
@@ -574,6 +639,10 @@ export const studioHandler = (akter: Akter, options: StudioOptions = {}): Studio
         decodeURIComponent(owner[2]!),
         url.searchParams,
       )
+    }
+    if (path === "/schedules") {
+      const named = url.searchParams.get("schedule")
+      return schedulesView(notice === undefined || named === null ? notice : `${named}: ${notice}`)
     }
     if (path === "/compatibility") {
       // Its groups count every tenant's open executions unless the database restricts the handle.

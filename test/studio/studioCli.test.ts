@@ -1,7 +1,8 @@
 /**
  * `akter studio` from the command line: its help, its usage errors (exit 2), a missing database
  * refused without creating one, and a served studio on a PGlite directory that opens with the
- * printed URL, shows the execution recorded there, and exits 0 on SIGTERM.
+ * printed URL, shows the execution recorded there and the schedules of the manifests on disk, and
+ * exits 0 on SIGTERM.
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -95,6 +96,17 @@ describe("akter studio", () => {
       const after = await verdict()
       expect(after).toContain('data-verdict="breaking"')
       expect(after).toMatch(/data-rule="step-kind-changed"/)
+      // The Schedules page reads the declarations from manifests/ on each visit: a schedule no
+      // runner has declared shows with its workflow and timing, not ticked.
+      writeFileSync(
+        join(dir, "manifests", "vault.yaml"),
+        `${VAULT_YAML}\nschedules:\n  weekly:\n    workflow: hold\n    cron: "0 6 * * 1"\n    timeZone: Asia/Tokyo\n    ownerId: v-1\n`,
+      )
+      const schedules = await (await fetch(`${base}/schedules`, { headers: { cookie } })).text()
+      expect(schedules).toMatch(/data-schedule="Vault\.weekly"/)
+      expect(schedules).toContain("<code>0 6 * * 1</code>")
+      expect(schedules).toContain("Asia/Tokyo")
+      expect(schedules).toContain('data-state="undeclared"')
     } finally {
       expect(await studio.stop()).toBe(0)
     }
