@@ -8,22 +8,21 @@
  * AKTER_STUDIO_SCREENSHOTS=docs it writes the README's screenshots to docs/studio/.
  * Without Chromium it skips saying why; under CI=true it fails instead.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { chromium, type BrowserContext, type Page } from "playwright-core"
+import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { serveFetchHandler, studioHandler, type StudioHandler } from "../../studio/index.js"
 import { makeVault } from "../hostile/vaultWorkflows.js"
+import { CHROMIUM, closeServers, launchChromium, listenOnLoopback } from "./chromium.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any
 
-const CHROMIUM = "/usr/bin/chromium"
 const TOKEN = "browser-test-token-0123456789"
 const SCRIPT = "<script>window.__xss = 1</script>"
 const IMG = `"><img src=x onerror="window.__xss = 2">`
@@ -31,16 +30,6 @@ const SCREENSHOTS =
   process.env["AKTER_STUDIO_SCREENSHOTS"] === "docs"
     ? fileURLToPath(new URL("../../docs/studio/", import.meta.url))
     : undefined
-
-const listen = (server: Server) =>
-  new Promise<string>((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resolve(
-        `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`,
-      )
-    }),
-  )
 
 const suite = () => {
   let akter: TestAkter
@@ -50,7 +39,6 @@ const suite = () => {
   let servers: Server[] = []
   let url = ""
   let readOnlyUrl = ""
-  let profile = ""
   let browser: BrowserContext
   let page: Page
   const ids: Record<string, string> = {}
@@ -89,23 +77,9 @@ const suite = () => {
     studio = studioHandler(akter, { token: TOKEN, liveIntervalMs: 200 })
     readOnly = studioHandler(akter, { readOnly: true, liveIntervalMs: 200 })
     servers = [createServer(serveFetchHandler(studio)), createServer(serveFetchHandler(readOnly))]
-    url = await listen(servers[0]!)
-    readOnlyUrl = await listen(servers[1]!)
-    profile = mkdtempSync(join(tmpdir(), "akter-studio-chromium-"))
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1280, height: 800 },
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    })
+    url = await listenOnLoopback(servers[0]!)
+    readOnlyUrl = await listenOnLoopback(servers[1]!)
+    browser = await launchChromium()
     page = browser.pages()[0] ?? (await browser.newPage())
     page.setDefaultTimeout(30_000)
     await page.goto(`${url}/?token=${TOKEN}`)
@@ -113,15 +87,11 @@ const suite = () => {
 
   afterAll(async () => {
     await browser?.close()
-    for (const server of servers) {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    }
+    await closeServers(servers)
     await studio?.close()
     await readOnly?.close()
     await runner?.close()
     await akter?.close()
-    if (profile !== "") rmSync(profile, { recursive: true, force: true })
   })
 
   it("opens the overview with the workflows, the runner and the open count", async () => {

@@ -10,13 +10,12 @@
  * With AKTER_STUDIO_SCREENSHOTS=docs it writes the README's screenshot to docs/studio/schedules.png.
  * Without Chromium the browser half skips saying why; under CI=true it fails instead.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { sql } from "kysely"
-import { chromium, type BrowserContext, type Page } from "playwright-core"
+import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import type { CanonicalSchedule } from "../../runtime/model/schedule.js"
@@ -29,6 +28,7 @@ import {
   type StudioHandler,
 } from "../../studio/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
+import { CHROMIUM, closeServers, launchChromium, listenOnLoopback } from "./chromium.js"
 import {
   HOUR_MS,
   moveClockTo,
@@ -38,7 +38,6 @@ import {
   ticksDecided,
 } from "../schedules/scheduleApp.js"
 
-const CHROMIUM = "/usr/bin/chromium"
 const TOKEN = "schedules-test-token-0123456789"
 const ORIGIN = "http://studio.test"
 const NAMES = ["nightly", "halfHourly"]
@@ -290,37 +289,14 @@ describeEachBackend("studio schedules", (backend) => {
     let servers: Server[] = []
     let url = ""
     let readOnlyUrl = ""
-    let profile = ""
     let browser: BrowserContext
     let page: Page
 
-    const listen = (server: Server) =>
-      new Promise<string>((resolve) =>
-        server.listen(0, "127.0.0.1", () => {
-          const address = server.address()
-          resolve(`http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`)
-        }),
-      )
-
     beforeAll(async () => {
       servers = [createServer(serveFetchHandler(studio)), createServer(serveFetchHandler(readOnly))]
-      url = await listen(servers[0]!)
-      readOnlyUrl = await listen(servers[1]!)
-      profile = mkdtempSync(join(tmpdir(), "akter-studio-schedules-"))
-      browser = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        viewport: { width: 1400, height: 800 },
-        args: [
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-        ],
-      })
+      url = await listenOnLoopback(servers[0]!)
+      readOnlyUrl = await listenOnLoopback(servers[1]!)
+      browser = await launchChromium({ width: 1400, height: 800 })
       page = browser.pages()[0] ?? (await browser.newPage())
       page.setDefaultTimeout(30_000)
       await page.goto(`${url}/?token=${TOKEN}`)
@@ -328,11 +304,7 @@ describeEachBackend("studio schedules", (backend) => {
 
     afterAll(async () => {
       await browser?.close()
-      for (const server of servers) {
-        server.closeAllConnections()
-        await new Promise((resolve) => server.close(resolve))
-      }
-      if (profile !== "") rmSync(profile, { recursive: true, force: true })
+      await closeServers(servers)
     })
 
     it("opens Schedules from the nav, pauses after a confirmation and resumes", async () => {
