@@ -8,8 +8,7 @@
  * project's), and a schedule declared there that no runner has declared yet shows as such.
  */
 import type { CanonicalOwner } from "../runtime/model/canonicalManifest.js"
-import { nextTickAfter, type CanonicalSchedule } from "../runtime/model/schedule.js"
-import { timingOf } from "../runtime/runner/scheduleTicker.js"
+import { nextTickAfter, timingOf, type CanonicalSchedule } from "../runtime/model/schedule.js"
 import type { ScheduleRow } from "../runtime/schedules/scheduleStore.js"
 import { html, queryString, type Html } from "./html.js"
 import { executionHref } from "./jsonView.js"

@@ -7,6 +7,7 @@
  * so every runner computes the same ticks without storing an anchor.
  */
 import { Cron } from "croner"
+import { hashOf } from "./hash.js"
 
 /** What a tick does while the schedule's previous execution is still open. */
 export const OVERLAP_POLICIES = ["skip", "allow", "queue"] as const
@@ -62,6 +63,13 @@ export const canonicalSchedule = (decl: ScheduleDecl): CanonicalSchedule => ({
   overlap: decl.overlap,
   catchUp: decl.catchUp,
 })
+
+/**
+ * The hash of what decides tick times (a schedule row's `definition`): a change restarts the
+ * schedule's cursor from now.
+ */
+export const timingOf = (schedule: CanonicalSchedule): string =>
+  hashOf({ cron: schedule.cron, timeZone: schedule.timeZone, everyMs: schedule.everyMs })
 
 /**
  * Why a cron expression or time zone cannot be read, or undefined when both can.

@@ -13,13 +13,13 @@ import { makeOwnerClient } from "../client/ownerClient.js"
 import { readStatus, resolveExecution } from "../client/executionResults.js"
 import type { Execution } from "../client/clientApi.js"
 import { defaultCaller } from "../model/caller.js"
-import { hashOf } from "../model/hash.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import {
   nextTickAfter,
   scheduleCommandId,
   ticksBetween,
   ticksToStart,
+  timingOf,
   type CanonicalSchedule,
 } from "../model/schedule.js"
 import type { Logger } from "../log.js"
@@ -74,10 +74,6 @@ export interface ScheduleTickerOptions {
   /** Tracks work until it settles, so a drain waits for it. */
   readonly track: (work: Promise<void>) => void
 }
-
-/** The hash of what decides tick times: a change restarts the schedule's cursor from now. */
-export const timingOf = (schedule: CanonicalSchedule): string =>
-  hashOf({ cron: schedule.cron, timeZone: schedule.timeZone, everyMs: schedule.everyMs })
 
 /**
  * Declares the schedules of the implemented workflows and arms their timers; returns the function
