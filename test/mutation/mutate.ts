@@ -7,7 +7,7 @@
  * place and replacement. Reports go to reports/mutation/.
  *
  * Usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]
- *   [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE]
+ *   [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]
  * `--fail-on-survivor` exits 1 when any mutant survives that is not listed as equivalent (CI).
  */
 import { spawnSync } from "node:child_process"
@@ -71,7 +71,7 @@ const isEquivalent = (survivor: Survivor, listed: readonly EquivalentMutant[]) =
   )
 
 const runGroup = (group: StrykerGroup, concurrency: number): GroupScore => {
-  const report = path.join(REPORTS, `${group.name}.json`)
+  const report = path.join(REPORTS, `${reportName(group)}.json`)
   const started = Date.now()
   runStryker(group, concurrency, report)
   return scoreOf(group, report, Date.now() - started)
@@ -80,18 +80,29 @@ const runGroup = (group: StrykerGroup, concurrency: number): GroupScore => {
 /**
  * `--lines FILE`: mutate only the given lines of each group (`{ "lines": { "rules": [12, 40] } }`),
  * e.g. the lines of the last run's survivors, after adding tests: mutants elsewhere were killed
- * then, and added tests cannot bring them back.
+ * then, and added tests cannot bring them back. An entry `"168-198"` is a range of lines: a
+ * mutant is run only if it lies wholly within one entry, so a mutant spanning lines (a multi-line
+ * condition, a block) needs a range that holds it. A long group split into ranges run one after
+ * another keeps the report of each range (`--tag`), so a run stopped for time keeps what it did.
  */
 const onlyLines = (() => {
   const file = option("--lines")
   if (file === undefined) return undefined
-  return (JSON.parse(readFileSync(file, "utf8")) as { lines: Record<string, number[]> }).lines
+  return (JSON.parse(readFileSync(file, "utf8")) as { lines: Record<string, (number | string)[]> })
+    .lines
 })()
+
+/** `--tag NAME`: the reports go to `<group>-NAME.json`, beside (not over) the group's own. */
+const tag = option("--tag")
+const reportName = (group: StrykerGroup) =>
+  tag === undefined ? group.name : `${group.name}-${tag}`
 
 const rangesOf = (group: StrykerGroup): string[] => {
   const lines = onlyLines?.[group.name]
   if (lines === undefined) return mutateRanges(group, ROOT)
-  return lines.map((line) => `${group.file}:${line}-${line}`)
+  return lines.map((line) =>
+    typeof line === "number" ? `${group.file}:${line}-${line}` : `${group.file}:${line}`,
+  )
 }
 
 const runStryker = (group: StrykerGroup, concurrency: number, report: string) => {
@@ -109,14 +120,14 @@ const runStryker = (group: StrykerGroup, concurrency: number, report: string) =>
     dryRunTimeoutMinutes: 10,
     reporters: ["json", "progress"],
     jsonReporter: { fileName: path.relative(ROOT, report) },
-    tempDirName: `.stryker-tmp/${group.name}`,
+    tempDirName: `.stryker-tmp/${reportName(group)}`,
     cleanTempDir: true,
     ignorePatterns: [".scratch", "reports", "bench", "docs", ".stryker-tmp"],
     mutator: { excludedMutations: group.excludedMutations ?? [] },
     thresholds: { high: 90, low: 80, break: null },
     allowConsoleColors: false,
   }
-  const configFile = path.join(REPORTS, `${group.name}.stryker.json`)
+  const configFile = path.join(REPORTS, `${reportName(group)}.stryker.json`)
   writeFileSync(configFile, JSON.stringify(config, null, 2))
   const run = spawnSync("npx", ["stryker", "run", configFile], {
     cwd: ROOT,
@@ -189,7 +200,7 @@ if (
   // `--from-reports`: score the JSON reports an earlier run left, without running anything.
   const fromReports = process.argv.includes("--from-reports")
   const scores = groups.map((group) => {
-    if (fromReports) return scoreOf(group, path.join(REPORTS, `${group.name}.json`), 0)
+    if (fromReports) return scoreOf(group, path.join(REPORTS, `${reportName(group)}.json`), 0)
     process.stderr.write(
       `\nmutate: ${group.name} (${group.file}) against ${group.guards.join(", ")}\n`,
     )
@@ -241,10 +252,13 @@ if (
   for (const t of textualSurvivors) lines.push(`- textual ${t.id} survived: ${t.invariant}`)
   process.stdout.write(`${lines.join("\n")}\n`)
   writeFileSync(
-    path.join(REPORTS, "summary.json"),
+    path.join(REPORTS, tag === undefined ? "summary.json" : `summary-${tag}.json`),
     `${JSON.stringify({ totalMs, scores, textual }, null, 2)}\n`,
   )
-  writeFileSync(path.join(REPORTS, "summary.md"), `${lines.join("\n")}\n`)
+  writeFileSync(
+    path.join(REPORTS, tag === undefined ? "summary.md" : `summary-${tag}.md`),
+    `${lines.join("\n")}\n`,
+  )
   if (
     process.argv.includes("--fail-on-survivor") &&
     (survivors.length > 0 || textualSurvivors.length > 0)

@@ -117,6 +117,67 @@ describeEachBackend("batched statements", (backend) => {
     ])
   })
 
+  it("writes rows of every kind in one batch: settles beside rows without one, a finish beside rows without one, a wait's event", async () => {
+    const [a, b, c, d] = await Promise.all([started(), started(), started(), started()])
+    await batch([
+      { ...a, begin: { step: "s1", attempt: 1 } },
+      { ...b, begin: { step: "s1", attempt: 1 } },
+      { ...c, begin: { step: "s1", attempt: 1 } },
+      { ...d, begin: { step: "w", attempt: 1 } },
+    ])
+    const result = encodeJson({ _tag: "Success", value: { id: "c" } })
+    const outcomes = await batch([
+      {
+        ...a,
+        settle: { step: "s1", attempt: 1, exit: exit(1) },
+        begin: { step: "s2", attempt: 1 },
+      },
+      { ...b, begin: { step: "s2", attempt: 1 } },
+      { ...c, finish: result, outcome: "succeeded" },
+      { ...d, settle: { step: "w", attempt: 1, exit: exit(4), matched: 5 } },
+    ])
+    expect(outcomes).toEqual([
+      { fenced: true, settled: true, startedAtMs: expect.any(Number), finished: false },
+      { fenced: true, settled: true, startedAtMs: expect.any(Number), finished: false },
+      { fenced: true, settled: true, startedAtMs: null, finished: true },
+      { fenced: true, settled: true, startedAtMs: null, finished: false },
+    ])
+    expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
+      ["s1", exit(1)],
+      ["s2", null],
+    ])
+    expect((await stepsOf(b.executionId)).map((row) => [row.step, row.exit])).toEqual([
+      ["s1", null],
+      ["s2", null],
+    ])
+    expect(await stepsOf(c.executionId)).toEqual([])
+    const executions = await db()
+      .selectFrom("akter.executions")
+      .select(["execution_id", "status", "result", "outcome"])
+      .where("execution_id", "in", [a.executionId, c.executionId])
+      .execute()
+    expect(executions.find((row) => row.execution_id === c.executionId)).toEqual({
+      execution_id: c.executionId,
+      status: "finished",
+      result,
+      outcome: "succeeded",
+    })
+    expect(executions.find((row) => row.execution_id === a.executionId)).toMatchObject({
+      status: "running",
+      result: null,
+      outcome: null,
+    })
+    const waited = await db()
+      .selectFrom("akter.steps")
+      .select(["step", "exit", "matched"])
+      .where("execution_id", "=", d.executionId)
+      .where("kind", "=", "activity")
+      .execute()
+    expect(waited.map((row) => [row.step, row.exit, Number(row.matched)])).toEqual([
+      ["w", exit(4), 5],
+    ])
+  })
+
   it("writes rows of two executions of one owner, and a begun attempt keeps its first start time", async () => {
     const ownerId = `o-${randomUUID().slice(0, 8)}`
     const a = await started(ownerId, "one")

@@ -22,7 +22,7 @@ import {
   type StartOutcome,
   type UnstartedExecution,
 } from "../../runtime/engine/executionStore.js"
-import { PassWriter, StartAttached } from "../../runtime/engine/passWriter.js"
+import { PassWriter, PassWriterBroken, StartAttached } from "../../runtime/engine/passWriter.js"
 import { beginSleepPart } from "../../runtime/engine/stepStore.js"
 import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
 import { makeOwnerClient } from "../../runtime/index.js"
@@ -406,6 +406,36 @@ describeEachBackend("pass writes", (backend) => {
     ])
   })
 
+  it("records a failed attempt's retry time with its settle, as a batch row and as a plain statement", async () => {
+    const { executionId, writer, batchRows } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    await pass.beginActivity("s2", 1)
+    await pass.beginActivity("s3", 1)
+    pass.holdSettle({ step: "s1", attempt: 1, exit: exit(1), retryAtMs: 111_000 })
+    await pass.beginActivity("s4", 1)
+    expect(batchRows()).toBe(3)
+    // Two held settles: a plain statement.
+    pass.holdSettle({ step: "s2", attempt: 1, exit: exit(2), retryAtMs: 222_000 })
+    pass.holdSettle({ step: "s3", attempt: 1, exit: exit(3) })
+    await pass.beginActivity("s5", 1)
+    expect(batchRows()).toBe(3)
+    const rows = await db()
+      .selectFrom("akter.steps")
+      .select(["step", "exit", "due_at_ms"])
+      .where("execution_id", "=", executionId)
+      .where("kind", "<>", "version")
+      .orderBy("step")
+      .execute()
+    expect(rows.map((row) => [row.step, row.exit, row.due_at_ms])).toEqual([
+      ["s1", exit(1), 111_000],
+      ["s2", exit(2), 222_000],
+      ["s3", exit(3), null],
+      ["s4", null, null],
+      ["s5", null, null],
+    ])
+  })
+
   it("carries held parts and a held change of the execution with the next begin, as a plain statement", async () => {
     const { owner, executionId, writer, batchRows } = await execution()
     const pass = writer()
@@ -464,6 +494,125 @@ describeEachBackend("pass writes", (backend) => {
     ).toBe(true)
     expect((await auditOf(other.executionId)).settles).toEqual([])
     expect(await stepsOf(other.executionId)).toEqual([["s1#1", null]])
+  })
+
+  it("records how the result ends the execution beside it, as a batch row and as a plain statement", async () => {
+    const { executionId, writer, batchRows } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    const result = encodeJson({ _tag: "Failure", error: { n: 1 } })
+    expect(
+      await pass.write("finish", {
+        finish: result,
+        outcome: "failed",
+        read: (outcome) => outcome.finished,
+        statement: () => {
+          throw new Error("a finish under a held generation goes as a batch row")
+        },
+      }),
+    ).toBe(true)
+    expect(batchRows()).toBe(1)
+    const outcomeOf = async (id: string) =>
+      (
+        await db()
+          .selectFrom("akter.executions")
+          .select(["status", "outcome"])
+          .where("execution_id", "=", id)
+          .executeTakeFirstOrThrow()
+      ).outcome
+    expect(await outcomeOf(executionId)).toBe("failed")
+  })
+
+  it("sends a final write as a batch row though parts and a change of the execution are held, and drops them", async () => {
+    const { owner, executionId, writer, batchRows } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    const napping = beginSleepPart(
+      internals().clock,
+      { routingKey: owner.routingKey, executionId, step: "nap", attempt: 1 },
+      60_000,
+    )
+    pass.hold([napping])
+    pass.patchExecution({ status: "suspended", cursor: 4 })
+    pass.holdSettle({ step: "s1", attempt: 1, exit: exit(1) })
+    // The finish's statement throws: only a batch row records it.
+    expect(await finishWrite(pass, encodeJson({ _tag: "Success", value: {} }))).toBe(true)
+    expect(batchRows()).toBe(1)
+    expect(await executionRow(executionId)).toEqual({ status: "finished", event_cursor: 0 })
+    expect(await stepsOf(executionId)).toEqual([])
+    expect((await auditOf(executionId)).settles).toEqual([])
+  })
+
+  it("records a plain statement's own change of the execution, merged with the held one", async () => {
+    const { owner, executionId, writer } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    pass.patchExecution({ cursor: 3 })
+    const napping = beginSleepPart(
+      internals().clock,
+      { routingKey: owner.routingKey, executionId, step: "nap", attempt: 1 },
+      60_000,
+    )
+    await pass.write("sleep", { parts: [napping], execution: { status: "suspended" } })
+    expect(await executionRow(executionId)).toEqual({ status: "suspended", event_cursor: 3 })
+    expect((await stepsOf(executionId)).map(([step]) => step)).toEqual(["nap#1", "s1#1"])
+  })
+
+  it("refuses every later write of a pass once one failed, and writes nothing more", async () => {
+    const { owner, executionId, writer } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    let broken = 0
+    pass.onBroken = () => (broken += 1)
+    // A held settle of a step never begun: the statement aborts, and the writer breaks.
+    pass.holdSettle({ step: "ghost", attempt: 1, exit: exit(1) })
+    const failed = await sleepWrite(pass, executionId, owner.routingKey, "nap").catch(
+      (error: unknown) => error,
+    )
+    expect(String(failed)).toContain("a held settle matched no pending step")
+    const refused = await pass.beginActivity("s2", 1).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(PassWriterBroken)
+    expect(pass.failure).toBe(failed)
+    expect(broken).toBe(1)
+    expect(await stepsOf(executionId)).toEqual([["s1#1", null]])
+  })
+
+  it("flushes held parts a few milliseconds after, in a statement with nothing to read, and writes on", async () => {
+    const { owner, executionId, writer } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    pass.hold([
+      beginSleepPart(
+        internals().clock,
+        { routingKey: owner.routingKey, executionId, step: "nap", attempt: 1 },
+        60_000,
+      ),
+    ])
+    await sleep(100)
+    await pass.settled()
+    expect((await stepsOf(executionId)).map(([step]) => step)).toEqual(["nap#1", "s1#1"])
+    expect(pass.failure).toBeUndefined()
+    expect(typeof (await pass.beginActivity("s2", 1))).toBe("number")
+  })
+
+  it("runs a write's serializing statement first, in the write's transaction", async () => {
+    const { owner, executionId, writer } = await execution()
+    const pass = writer()
+    await pass.beginActivity("s1", 1)
+    const napping = beginSleepPart(
+      internals().clock,
+      { routingKey: owner.routingKey, executionId, step: "nap", attempt: 1 },
+      60_000,
+    )
+    // A setting local to a transaction: the write's statement sees it only in the same one.
+    const seen = await pass.write("sleep", {
+      serializedBy: sql`SELECT set_config('akter.serialized_by', 'first', true)`,
+      parts: [napping],
+      select: sql`current_setting('akter.serialized_by', true) AS serialized_by`,
+      read: (row) => row["serialized_by"],
+    })
+    expect(seen).toBe("first")
+    expect((await stepsOf(executionId)).map(([step]) => step)).toEqual(["nap#1", "s1#1"])
   })
 
   /**
@@ -556,6 +705,39 @@ describeEachBackend("pass writes", (backend) => {
     await sleep(100)
     await pass.settled()
     expect(await executionRow(executionId)).toEqual({ status: "suspended", event_cursor: 0 })
+  })
+
+  it("records a held start before a change of the execution, in a write of its own", async () => {
+    const ownerId = newOwnerId()
+    const { held, outcomes, started, executionId } = await takenStart(ownerId)
+    // The guard lets one write through: the start's own, which goes first.
+    let writes = 0
+    const lost = new Error("the bucket's lease ran out")
+    const pass = writersOf(ownerId, executionId).writer(undefined, () =>
+      (writes += 1) > 1 ? lost : undefined,
+    )
+    pass.holdStart(held, () => {})
+    const refused = await pass
+      .write("resume", { parts: [], execution: { status: "suspended" } })
+      .catch((error: unknown) => error)
+    expect(refused).toBe(lost)
+    await started
+    expect(outcomes).toEqual(["created"])
+    expect(await executionRow(executionId)).toEqual({ status: "running", event_cursor: 0 })
+  })
+
+  it("resolves startRecorded only once the write that carries the start has committed it", async () => {
+    const ownerId = newOwnerId()
+    const { held, outcomes, started, executionId } = await takenStart(ownerId)
+    const pass = writersOf(ownerId, executionId).writer()
+    pass.holdStart(held, () => {})
+    const begun = pass.beginActivity("s1", 1)
+    await pass.startRecorded()
+    expect(outcomes).toEqual(["created"])
+    expect(await executionRow(executionId)).toEqual({ status: "running", event_cursor: 0 })
+    expect(typeof (await begun)).toBe("number")
+    await started
+    expect(outcomes).toEqual(["created"])
   })
 
   it("tells a start that found its execution there that it attached, and writes nothing of the pass", async () => {
