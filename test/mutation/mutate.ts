@@ -8,6 +8,7 @@
  *
  * Usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]
  *   [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]
+ *   [--timeout-ms 15000]
  * `--fail-on-survivor` exits 1 when any mutant survives that is not listed as equivalent (CI).
  */
 import { spawnSync } from "node:child_process"
@@ -110,13 +111,16 @@ const runStryker = (group: StrykerGroup, concurrency: number, report: string) =>
   const config = {
     testRunner: "vitest",
     plugins: ["@stryker-mutator/vitest-runner"],
-    vitest: { configFile: "vitest.config.ts", related: false },
+    vitest: { configFile: "test/mutation/vitest.mutate.config.ts", related: false },
     mutate: rangesOf(group),
     testFiles: group.guards,
     coverageAnalysis: "perTest",
     ignoreStatic: true,
     concurrency,
-    timeoutMS: 15_000,
+    // `--timeout-ms`: the time a mutant's tests may take beyond 1.5 times what they took unmutated
+    // (a mutant past it counts as killed); raise it on a loaded machine, where tests slow down
+    // after StrykerJS timed them.
+    timeoutMS: Number(option("--timeout-ms") ?? "15000"),
     dryRunTimeoutMinutes: 10,
     reporters: ["json", "progress"],
     jsonReporter: { fileName: path.relative(ROOT, report) },

@@ -73,7 +73,7 @@ export const strykerGroups: readonly StrykerGroup[] = [
     invariant: "a write goes as a batch row only when it keeps the plain statement's guarantees",
     file: "runtime/engine/passWriter.ts",
     declarations: ["PassWriter.write"],
-    guards: ["test/runtime/passWrites.test.ts"],
+    guards: ["test/runtime/passWrites.test.ts", "test/runtime/passWriteFaultPoints.test.ts"],
     excludedMutations: SQL_MODULE,
   },
   {
