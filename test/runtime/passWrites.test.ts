@@ -33,7 +33,7 @@ import { StatementBatcher } from "../../runtime/storage/statementBatcher.js"
 import { countOf } from "../../runtime/storage/statementParts.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
-import { sleep } from "../support/waitUntil.js"
+import { sleep, waitUntil } from "../support/waitUntil.js"
 import { installSettleAudit, readWriteAudit } from "../support/writeAudit.js"
 import { makeProbe, type Probe } from "./probeWorkflows.js"
 
@@ -588,7 +588,10 @@ describeEachBackend("pass writes", (backend) => {
         60_000,
       ),
     ])
-    await sleep(100)
+    // No write follows: the timer flushes them.
+    await waitUntil("the held part is flushed", async () =>
+      (await stepsOf(executionId)).some(([step]) => step === "nap#1"),
+    )
     await pass.settled()
     expect((await stepsOf(executionId)).map(([step]) => step)).toEqual(["nap#1", "s1#1"])
     expect(pass.failure).toBeUndefined()
