@@ -8,7 +8,7 @@
  *
  * Usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]
  *   [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]
- *   [--timeout-ms 15000]
+ *   [--timeout-ms 15000] [--backends pglite]
  * `--fail-on-survivor` exits 1 when any mutant survives that is not listed as equivalent (CI).
  */
 import { spawnSync } from "node:child_process"
@@ -138,7 +138,12 @@ const runStryker = (group: StrykerGroup, concurrency: number, report: string) =>
     stdio: ["ignore", "inherit", "inherit"],
     // PGlite only: a guard file runs once per mutant, and the JavaScript a mutant changes runs
     // the same on both backends (the textual SQL mutations run both).
-    env: { ...process.env, CI: process.env["CI"] ?? "true", AKTER_TEST_BACKENDS: "pglite" },
+    // `--backends postgres` reruns a mutant Postgres alone can tell apart (a notification).
+    env: {
+      ...process.env,
+      CI: process.env["CI"] ?? "true",
+      AKTER_TEST_BACKENDS: option("--backends") ?? "pglite",
+    },
   })
   if (run.status !== 0) throw new Error(`stryker failed for ${group.name} (exit ${run.status})`)
 }

@@ -6,16 +6,19 @@
  * which sends requests that wait together and retries a failed batch request by request.
  */
 import { randomUUID } from "node:crypto"
+import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
 import { StatementBatcher } from "../../runtime/storage/statementBatcher.js"
 import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
 import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
+import { FINISHED_CHANNEL } from "../../runtime/outbox/notifications.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
+import { waitUntil } from "../support/waitUntil.js"
 import { makeProbe, type Probe } from "./probeWorkflows.js"
 
 // The client of an untyped (test) registration.
@@ -177,6 +180,40 @@ describeEachBackend("batched statements", (backend) => {
       ["w", exit(4), 5],
     ])
   })
+
+  // Notifications are Postgres's: a batch on PGlite is written without them (`notify` false).
+  if (backend === "postgres") {
+    it("notifies the finish of an awaited execution from its batch row, and not of one nobody elsewhere awaits", async () => {
+      const heard: string[] = []
+      const stop = await internals().storage.listen(FINISHED_CHANNEL, (id) => heard.push(id))
+      try {
+        // Started with no runner here: their callers await them elsewhere.
+        const awaited = await started()
+        const quiet = await started()
+        await db()
+          .updateTable("akter.executions")
+          .set({ awaited: false })
+          .where("execution_id", "=", quiet.executionId)
+          .execute()
+        const result = encodeJson({ _tag: "Success", value: {} })
+        const outcomes = await batch([
+          { ...awaited, finish: result },
+          { ...quiet, finish: result },
+        ])
+        expect(outcomes.map((o) => o.finished)).toEqual([true, true])
+        // Notifications arrive in commit order: once ours, sent after, arrives, theirs had.
+        const marker = `marker-${randomUUID()}`
+        await sql`SELECT pg_notify(${FINISHED_CHANNEL}, ${marker})`.execute(db())
+        await waitUntil("our own notification arrives", () => heard.includes(marker), {
+          timeoutMs: 10_000,
+        })
+        const ids = [awaited.executionId, quiet.executionId]
+        expect(heard.filter((id) => ids.includes(id))).toEqual([awaited.executionId])
+      } finally {
+        await stop()
+      }
+    })
+  }
 
   it("writes rows of two executions of one owner, and a begun attempt keeps its first start time", async () => {
     const ownerId = `o-${randomUUID().slice(0, 8)}`
