@@ -24,6 +24,8 @@ const RULES = "runtime/compatibility/rules.ts"
 const FENCE = "runtime/owners/fence.ts"
 const OUTBOX = "runtime/outbox/outboxStore.ts"
 const LOCK = "cli/compatibility/lockFile.ts"
+const BATCH = "runtime/engine/stepBatch.ts"
+const PASS_WRITER = "runtime/engine/passWriter.ts"
 const KEY_ORDER = ": Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))"
 const UNIQUE_KEYS = "an object's keys are distinct: the comparator never sees two equal keys"
 const V8_SORT =
@@ -206,5 +208,64 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
     source: "if (hash === undefined) {",
     replacement: "true",
     reason: "computes the hash again instead of taking the cached one: the same value",
+  },
+  // writeStepBatch tests each kind twice with the same line: first to add the kind's input columns
+  // (the mutants below), then to add its part, which any batch without that kind kills (the part
+  // reads columns the input lacks).
+  {
+    file: BATCH,
+    mutator: "ConditionalExpression",
+    source: "if (settling) {",
+    replacement: "true",
+    reason:
+      "adds the settle columns, all null, to a batch that settles nothing: no part reads them (the settled part is added only when settling)",
+  },
+  {
+    file: BATCH,
+    mutator: "ConditionalExpression",
+    source: "if (beginning) {",
+    replacement: "true",
+    reason:
+      "adds the begin columns, all null, to a batch that begins nothing: no part reads them (the begun part is added only when beginning)",
+  },
+  {
+    file: BATCH,
+    mutator: "ConditionalExpression",
+    source: "if (finishing) {",
+    replacement: "true",
+    reason:
+      "adds the result columns, all null, to a batch that finishes nothing: no part reads them (the finish parts are added only when finishing)",
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "if (carriesStart) this.startWrite = this.chain",
+    replacement: "true",
+    reason:
+      "a pass holds its start before its first write, which carries it; a later write's chain ends after that write's (writes are serialized), so startRecorded only waits longer",
+  },
+  {
+    file: BATCH,
+    mutator: "ConditionalExpression",
+    source: "const settling = writes.some((write) => write.settle !== undefined)",
+    replacement: "true",
+    reason:
+      "a batch that settles nothing gets the settled part over null settle columns: it matches no step, and every row reads settled (no settle to match)",
+  },
+  {
+    file: BATCH,
+    mutator: "ConditionalExpression",
+    source: "const beginning = writes.some((write) => write.begin !== undefined)",
+    replacement: "true",
+    reason:
+      "a batch that begins nothing gets the begun part over null begin columns: it inserts nothing, and every row reads a null start time",
+  },
+  {
+    file: BATCH,
+    mutator: "ConditionalExpression",
+    source: "const finishing = writes.some((write) => write.finish !== undefined)",
+    replacement: "true",
+    reason:
+      "a batch that finishes nothing gets the finish parts over null results: they finish, delete and notify nothing, and every row reads not finished",
   },
 ]
