@@ -26,6 +26,8 @@ const OUTBOX = "runtime/outbox/outboxStore.ts"
 const LOCK = "cli/compatibility/lockFile.ts"
 const BATCH = "runtime/engine/stepBatch.ts"
 const PASS_WRITER = "runtime/engine/passWriter.ts"
+const UNDEFINED_KEY =
+  "the batch row gets the key with an undefined value instead of no key: writeStepBatch reads each with `!== undefined`, `?.` or `?? null`, alike"
 const KEY_ORDER = ": Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))"
 const UNIQUE_KEYS = "an object's keys are distinct: the comparator never sees two equal keys"
 const V8_SORT =
@@ -267,5 +269,33 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
     replacement: "true",
     reason:
       "a batch that finishes nothing gets the finish parts over null results: they finish, delete and notify nothing, and every row reads not finished",
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "...(batchedSettles[0] === undefined ? {} : { settle: batchedSettles[0] }),",
+    replacement: "false",
+    reason: UNDEFINED_KEY,
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "...(batched.begin === undefined ? {} : { begin: batched.begin }),",
+    replacement: "false",
+    reason: UNDEFINED_KEY,
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "...(batched.finish === undefined ? {} : { finish: batched.finish }),",
+    replacement: "false",
+    reason: UNDEFINED_KEY,
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "...(batched.outcome === undefined ? {} : { outcome: batched.outcome }),",
+    replacement: "false",
+    reason: UNDEFINED_KEY,
   },
 ]
