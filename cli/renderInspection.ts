@@ -12,11 +12,14 @@ import { describeExit } from "../runtime/inspect/storedValues.js"
 import { scheduledBy } from "../runtime/model/schedule.js"
 import { textTable, timeWithRelative, relativeTime } from "../runtime/inspect/textTable.js"
 
+/** `finished: interrupted by deadline`, `suspended (interrupting)`, … */
 const statusText = (execution: ExecutionSummary): string =>
   execution.status === "finished"
-    ? `finished: ${execution.outcome ?? "?"}`
+    ? execution.outcome === "interrupted" && execution.interruptedBy === "deadline"
+      ? "finished: interrupted by deadline"
+      : `finished: ${execution.outcome ?? "?"}`
     : execution.interrupting
-      ? `${execution.status} (interrupting)`
+      ? `${execution.status} (interrupting${execution.interruptedBy === "deadline" ? " by deadline" : ""})`
       : execution.status
 
 /**
@@ -92,6 +95,9 @@ export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): s
   }
   if (detail.finishedAtMs !== null) {
     fields.push(["finished", timeWithRelative(detail.finishedAtMs, nowMs)])
+  }
+  if (detail.deadlineAtMs !== null) {
+    fields.push(["deadline", timeWithRelative(detail.deadlineAtMs, nowMs)])
   }
   fields.push(["caller", JSON.stringify(detail.caller)])
   fields.push([

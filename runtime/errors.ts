@@ -4,6 +4,7 @@
  */
 import * as Data from "effect/Data"
 import type { Finding } from "./compatibility/finding.js"
+import type { InterruptCause } from "./model/exit.js"
 
 export const MAX_KEY_BYTES = 256
 
@@ -172,10 +173,19 @@ export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")
 /** The awaited execution was interrupted. */
 export class ExecutionInterrupted extends Data.TaggedError("ExecutionInterrupted")<{
   readonly executionId: string
+  /** Why: a client's `interrupt()` (`request`) or the workflow's `deadline`. */
+  readonly interruptedBy: InterruptCause
   readonly message: string
 }> {
-  constructor(executionId: string) {
-    super({ executionId, message: `execution ${executionId} was interrupted` })
+  constructor(executionId: string, interruptedBy: InterruptCause = "request") {
+    super({
+      executionId,
+      interruptedBy,
+      message:
+        interruptedBy === "deadline"
+          ? `execution ${executionId} was interrupted: its deadline passed`
+          : `execution ${executionId} was interrupted`,
+    })
   }
 }
 

@@ -66,6 +66,7 @@ export { AkterHandle, AkterRunner } from "./layers.js"
 export { makeLogger, type Logger, type LogLevel } from "./log.js"
 export type {
   AttachRefused,
+  DeadlineStartOptions,
   EffectEmitFunction,
   EffectExecution,
   EffectWorkflowClient,
@@ -83,3 +84,4 @@ export type {
   WorkflowClient,
 } from "./client/clientApi.js"
 export * from "./errors.js"
+export type { InterruptCause } from "./model/exit.js"

@@ -8,6 +8,7 @@
 import { sql } from "kysely"
 import {
   executionListQuery,
+  summaryColumns,
   summaryOf,
   type ExecutionFilter,
   type ExecutionSummary,
@@ -312,20 +313,7 @@ export const overviewFigures = async (
         ORDER BY r.started_at_ms`.execute(db),
       db
         .selectFrom("akter.executions")
-        .select([
-          "execution_id",
-          "tenant",
-          "owner_type",
-          "owner_id",
-          "workflow",
-          "execution_key",
-          "manifest_hash",
-          "status",
-          "interrupt",
-          "result",
-          "started_at_ms",
-          "finished_at_ms",
-        ])
+        .select(summaryColumns)
         .where("status", "=", "finished")
         .where("outcome", "in", ["failed", "defect"])
         .where("finished_at_ms", ">=", now - HOUR)

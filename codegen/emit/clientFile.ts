@@ -4,7 +4,7 @@
  */
 import { generatedTypeNames } from "../manifest/names.js"
 import { typesFileNames } from "./typesFile.js"
-import type { OwnerPlan, WorkflowPlan } from "./ownerPlan.js"
+import { formatDuration, type OwnerPlan, type WorkflowPlan } from "./ownerPlan.js"
 import {
   arrowFunction,
   call,
@@ -44,7 +44,13 @@ export const startExample = (plan: OwnerPlan, clientName: string): string[] => {
 }
 
 const workflowDocs = (plan: OwnerPlan, workflow: WorkflowPlan): string =>
-  [`Workflow \`${workflow.name}\` of ${plan.source.file}.`, workflow.decl.description]
+  [
+    `Workflow \`${workflow.name}\` of ${plan.source.file}.`,
+    workflow.decl.description,
+    workflow.decl.deadlineMs === undefined
+      ? undefined
+      : `Interrupted ${formatDuration(workflow.decl.deadlineMs)} after its start if still open (a start may ask for less).`,
+  ]
     .filter((part) => part !== undefined)
     .join(" ")
 
@@ -75,6 +81,8 @@ export const clientModule = (plan: OwnerPlan): ModuleBuilder => {
     workflow.input === null ? keywordType("void") : ownType(workflow.input.name),
     workflow.output === null ? keywordType("void") : ownType(workflow.output.name),
     typeReference(generatedTypeNames.workflowError(workflow.name)),
+    // A workflow with a deadline takes a shorter one at its start.
+    ...(workflow.decl.deadlineMs === undefined ? [] : [akterType("DeadlineStartOptions")]),
   ]
   const emitDocs = `Appends an event to an ${plan.owner}'s log, where the waits of its executions see it. The payload is validated before anything is written.`
 

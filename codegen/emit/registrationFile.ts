@@ -19,6 +19,7 @@ import {
   keywordType,
   member,
   nullValue,
+  numberValue,
   objectLiteral,
   stringValue,
   typeReference,
@@ -83,6 +84,9 @@ const workflowRegistration = (
     "errors",
     objectLiteral(Object.keys(workflow.decl.errors).map((name) => [name, imports.own(name)])),
   ])
+  if (workflow.decl.deadlineMs !== undefined) {
+    entries.push(["deadlineMs", numberValue(workflow.decl.deadlineMs)])
+  }
   entries.push([
     "steps",
     objectLiteral(

@@ -297,6 +297,9 @@ class ManifestChecker {
       versions[marker] = { min: low, current: high }
     }
 
+    const deadlineMs = this.duration(body, "deadline", path)
+    if (deadlineMs === undefined) complete = false
+
     const steps: Record<string, StepDecl> = {}
     const stepsValue = asMapping(body["steps"])
     const declaredErrors =
@@ -317,6 +320,7 @@ class ManifestChecker {
       ...(concurrency === undefined ? {} : { concurrency }),
       versions,
       steps,
+      ...(deadlineMs === null || deadlineMs === undefined ? {} : { deadlineMs }),
     }
   }
 

@@ -228,6 +228,9 @@ export const manifestFormat = (type: z.ZodType) => {
         .record(name(MARKER_NAME, "a marker name"), markerRange)
         .describe("Version markers.")
         .optional(),
+      deadline: duration(
+        "How long an execution may stay open: when it passes, the execution is interrupted (its compensations run) and its result names the deadline. A start may ask for a shorter one.",
+      ).optional(),
       steps: nonEmpty(z.record(name(STEP_NAME, "a step name"), step), "The steps, by name.", {
         rule: "no-steps",
         expected: "a mapping of at least one step",

@@ -4,6 +4,7 @@
  * is the same surface returning Effects.
  */
 import type { Duration, Effect } from "effect"
+import type { InterruptCause } from "../model/exit.js"
 import type {
   DatabaseUnavailable,
   ExecutionDefect,
@@ -22,7 +23,7 @@ import type {
 export type ExecutionResult<O, E> =
   | { readonly _tag: "Success"; readonly value: O }
   | { readonly _tag: "Failure"; readonly error: E }
-  | { readonly _tag: "Interrupted" }
+  | { readonly _tag: "Interrupted"; readonly cause: InterruptCause }
   | { readonly _tag: "Defect"; readonly message: string }
 
 export type ExecutionStatus<O, E> =
@@ -40,6 +41,16 @@ export interface StartOptions {
    * execution the first one created. Generated when absent.
    */
   readonly commandId?: string | undefined
+}
+
+/** The start options of a workflow that declares a `deadline:`. */
+export interface DeadlineStartOptions extends StartOptions {
+  /**
+   * How long after its start this execution may stay open, if sooner than the workflow's
+   * deadline; a later one is refused (`InvalidPayload` at `deadline`), a start never lengthens it.
+   * Ignored when the start attaches to an execution that exists.
+   */
+  readonly deadline?: Duration.Input | undefined
 }
 
 export interface EmitOptions {
@@ -69,8 +80,8 @@ export interface Execution<O, E> {
   interrupt(): Promise<void>
 }
 
-export interface WorkflowClient<I, O, E> {
-  start(ownerId: string, input: I, options?: StartOptions): Promise<Execution<O, E>>
+export interface WorkflowClient<I, O, E, S extends StartOptions = StartOptions> {
+  start(ownerId: string, input: I, options?: S): Promise<Execution<O, E>>
   /** Reattaches to an execution by id; refuses ids of another tenant, owner type or workflow. */
   attach(executionId: string): Execution<O, E>
 }
@@ -93,11 +104,11 @@ export interface EffectExecution<O, E> {
   readonly interrupt: Effect.Effect<void, DatabaseUnavailable>
 }
 
-export interface EffectWorkflowClient<I, O, E> {
+export interface EffectWorkflowClient<I, O, E, S extends StartOptions = StartOptions> {
   start(
     ownerId: string,
     input: I,
-    options?: StartOptions,
+    options?: S,
   ): Effect.Effect<EffectExecution<O, E>, StartRefused | DatabaseUnavailable>
   attach(executionId: string): Effect.Effect<EffectExecution<O, E>, AttachRefused>
 }

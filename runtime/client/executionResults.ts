@@ -7,7 +7,7 @@ import { ForeignTenant, ForeignWorkflow, InvalidExecutionId, ResultTimeout } fro
 import type { AkterInternals } from "../akter.js"
 import type { Caller } from "../model/caller.js"
 import { decodeExecutionId } from "../model/executionId.js"
-import { isStoredResult } from "../model/exit.js"
+import { interruptCauseOf, isStoredResult } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { schemaOf } from "../model/schemaOf.js"
 import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
@@ -90,7 +90,7 @@ export const decodeResult = (
     case "Die":
       return { _tag: "Defect", message: result.message }
     case "Interrupt":
-      return { _tag: "Interrupted" }
+      return { _tag: "Interrupted", cause: interruptCauseOf(result) }
   }
 }
 

@@ -18,7 +18,7 @@ export const interruptExecution = async (
   execution: ResolvedExecution,
 ): Promise<void> => {
   const { owner, executionId } = execution
-  const interrupted = requestInterruptPart(owner.routingKey, executionId)
+  const interrupted = requestInterruptPart(internals.clock, owner.routingKey, executionId)
   const flagged = existsIn(interrupted.name)
   const timer = armTimerPart(internals.clock, owner, executionId, "now", {
     when: flagged,

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Tracer from "effect/Tracer"
 import { internalsOf, type Akter, type AkterInternals } from "../akter.js"
 import {
@@ -29,8 +30,8 @@ import type {
   EffectExecution,
   Execution,
   ExecutionResult,
+  DeadlineStartOptions,
   ResultOptions,
-  StartOptions,
 } from "./clientApi.js"
 import { idempotentCall } from "./databaseCalls.js"
 import { emitEvent } from "./emitEvent.js"
@@ -73,17 +74,46 @@ const executionHandle = (
   }
 }
 
+/**
+ * The deadline a start asks for, in ms: only a workflow with a deadline takes one, and only a
+ * shorter one (or the same); anything else is refused, located at `deadline`.
+ */
+const requestedDeadlineMs = (
+  workflow: WorkflowRegistration,
+  requested: Duration.Input | undefined,
+): number | InvalidPayload | undefined => {
+  if (requested === undefined) return undefined
+  const refuse = (message: string) =>
+    new InvalidPayload(`start options of ${workflow.owner}.${workflow.name}`, [
+      { path: "deadline", message },
+    ])
+  if (workflow.deadlineMs === undefined) {
+    return refuse("this workflow declares no deadline, so a start cannot shorten one")
+  }
+  const decoded = Duration.fromInput(requested)
+  const ms = Option.isSome(decoded) ? Duration.toMillis(decoded.value) : Number.NaN
+  if (!Number.isFinite(ms) || ms <= 0) return refuse("not a positive, finite duration")
+  if (ms > workflow.deadlineMs) {
+    return refuse(
+      `${ms} ms is later than the workflow's deadline of ${workflow.deadlineMs} ms; a start may only shorten it`,
+    )
+  }
+  return Math.ceil(ms)
+}
+
 const startWorkflow = async (
   internals: AkterInternals,
   workflow: WorkflowRegistration,
   caller: Caller,
   ownerId: string,
   input: unknown,
-  options: StartOptions = {},
+  options: DeadlineStartOptions = {},
   span?: Tracer.Span,
 ): Promise<Execution<unknown, unknown>> => {
   const invalidOwner = checkOwnerId(ownerId)
   if (invalidOwner !== undefined) throw invalidOwner
+  const deadlineMs = requestedDeadlineMs(workflow, options.deadline)
+  if (deadlineMs instanceof InvalidPayload) throw deadlineMs
   const encoded = encodePayload(
     `input of ${workflow.owner}.${workflow.name}`,
     inputSchemaOf(workflow),
@@ -114,6 +144,7 @@ const startWorkflow = async (
     input: encoded.stored,
     caller: JSON.stringify(withTraceparent(caller, span)),
     concurrency: concurrencyGroupOf(workflow, encoded.value),
+    ...(deadlineMs === undefined ? {} : { deadlineMs }),
   }
   // Retried under the same execution id: a second start of it attaches and writes nothing.
   await idempotentCall(`start ${workflow.owner}.${workflow.name}`, internals, () =>
@@ -163,7 +194,7 @@ export const makeOwnerClient = <Client>(
   }
   for (const [name, workflow] of Object.entries(owner.workflows)) {
     client[name] = {
-      start: (ownerId: string, input: unknown, options?: StartOptions) =>
+      start: (ownerId: string, input: unknown, options?: DeadlineStartOptions) =>
         tracedCall(
           internals.tracer,
           "akter.client.start",
@@ -227,7 +258,7 @@ const effectResult = (
         case "Failure":
           return Effect.fail(result.error)
         case "Interrupted":
-          return Effect.fail(new ExecutionInterrupted(execution.executionId))
+          return Effect.fail(new ExecutionInterrupted(execution.executionId, result.cause))
         case "Defect":
           return Effect.fail(new ExecutionDefect(execution.executionId, result.message))
       }
@@ -262,12 +293,12 @@ export const makeEffectOwnerClient = <Client>(
       start: (
         ownerId: string,
         input: unknown,
-        options?: StartOptions,
+        options?: DeadlineStartOptions,
       ) => Promise<Execution<unknown, unknown>>
       attach: (executionId: string) => Execution<unknown, unknown>
     }
     client[name] = {
-      start: (ownerId: string, input: unknown, options?: StartOptions) =>
+      start: (ownerId: string, input: unknown, options?: DeadlineStartOptions) =>
         refusable(() => workflow.start(ownerId, input, options)).pipe(Effect.map(effectExecution)),
       attach: (executionId: string) =>
         refusable(async () => workflow.attach(executionId)).pipe(Effect.map(effectExecution)),

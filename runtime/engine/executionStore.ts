@@ -6,6 +6,7 @@ import { sql, type RawBuilder } from "kysely"
 import type {
   ExecutionOutcome,
   ExecutionStatusColumn,
+  InterruptCause,
   Queryable,
   Row,
 } from "../storage/database.js"
@@ -38,6 +39,8 @@ export type ExecutionRow = Pick<
   | "concurrency_key"
   | "concurrency_value"
   | "parent_awaits"
+  | "deadline_at_ms"
+  | "interrupted_by"
 > & {
   /** The pokes its timer counted when the row was read (0 without a timer). */
   readonly pokes: number
@@ -68,6 +71,8 @@ export interface NewExecution {
   readonly concurrency?: { readonly group: GroupOfExecutions; readonly limit: number }
   /** The execution whose `start` step started this one. */
   readonly parent?: ParentLink
+  /** How long after its start it is interrupted if still open; null: never. */
+  readonly deadlineMs: number | null
 }
 
 /** A concurrency group: the executions of one workflow and tenant with one key path and value. */
@@ -107,7 +112,8 @@ const admissionStatus = (group: GroupOfExecutions, limit: number) =>
  * Creates the owner if new and inserts the execution with its event cursor at the owner's current
  * sequence, so every event emitted after the start is visible to its waits. A second start of the
  * same id inserts nothing (`inserted` is empty): it attaches, and nothing is rewritten — the parts
- * conditioned on `inserted` (markers, manifest, timer) write nothing either.
+ * conditioned on `inserted` (markers, manifest, timer) write nothing either. The deadline is fixed
+ * here, from the start's own time, and never moved.
  */
 export const insertExecutionParts = (
   clock: DatabaseClock,
@@ -151,7 +157,8 @@ export const insertExecutionParts = (
     () => sql`INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type,
         owner_id, workflow, execution_key, manifest_hash, input, caller, event_cursor, status,
         started_at_ms, awaited, concurrency_key, concurrency_value, queue_order, interrupt,
-        parent_routing_key, parent_execution_id, parent_step, parent_awaits, parent_close)
+        parent_routing_key, parent_execution_id, parent_step, parent_awaits, parent_close,
+        deadline_at_ms)
       SELECT ${owner.routingKey}::bigint, ${execution.executionId}, ${owner.bucket}, ${owner.tenant},
         ${owner.ownerType}, ${owner.ownerId}, ${execution.workflow}, ${execution.key},
         ${execution.manifestHash}, ${execution.input}, ${execution.caller},
@@ -161,9 +168,10 @@ export const insertExecutionParts = (
         ${concurrency?.group.key ?? null}, ${concurrency?.group.value ?? null},
         ${concurrency === undefined ? null : sql`nextval('akter.queue_order')`}, ${interrupt},
         ${parent?.routingKey ?? null}::bigint, ${parent?.executionId ?? null}::text,
-        ${parent?.step ?? null}::text, ${parent?.awaits ?? false}, ${parent?.close ?? null}::text
+        ${parent?.step ?? null}::text, ${parent?.awaits ?? false}, ${parent?.close ?? null}::text,
+        ${nowMs(clock)} + ${execution.deadlineMs}::bigint
       ON CONFLICT (routing_key, execution_id) DO NOTHING
-      RETURNING event_cursor, started_at_ms, status`,
+      RETURNING event_cursor, started_at_ms, status, deadline_at_ms`,
   )
   return {
     parts: [...(parentRow === undefined ? [] : [parentRow]), created, sequence, inserted],
@@ -230,11 +238,13 @@ export interface UnstartedExecution {
 /**
  * The snapshot of an execution its start has not recorded yet: as the start will insert it, its
  * markers the only steps, its timer not poked. The event cursor is unknown until the start commits
- * (NaN, which no statement accepts).
+ * (NaN, which no statement accepts); its deadline is estimated from `nowMs`, a little before the
+ * one the start records, which only ever makes a pass look at it early.
  */
 export const unstartedSnapshot = (
   execution: NewExecution,
   markers: Readonly<Record<string, number>>,
+  nowMs: number,
 ): ExecutionSnapshot => ({
   execution: {
     execution_id: execution.executionId,
@@ -256,6 +266,8 @@ export const unstartedSnapshot = (
     concurrency_key: null,
     concurrency_value: null,
     parent_awaits: execution.parent?.awaits ?? false,
+    deadline_at_ms: execution.deadlineMs === null ? null : nowMs + execution.deadlineMs,
+    interrupted_by: null,
     pokes: 0,
   },
   steps: Object.entries(markers).map(([step, version]) =>
@@ -288,7 +300,7 @@ export const readExecutionSnapshots = async (
     sql<ExecutionRow>`SELECT e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow,
         e.execution_key, e.manifest_hash, e.input, e.caller, e.event_cursor, e.status, e.interrupt,
         e.result, e.started_at_ms, e.finished_at_ms, e.concurrency_key, e.concurrency_value,
-        e.parent_awaits, COALESCE(o.pokes, 0) AS pokes
+        e.parent_awaits, e.deadline_at_ms, e.interrupted_by, COALESCE(o.pokes, 0) AS pokes
       FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
       JOIN akter.executions e
         ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id
@@ -311,6 +323,8 @@ export const readExecutionSnapshots = async (
 export interface ExecutionState {
   readonly status: ExecutionStatusColumn
   readonly interrupt: boolean
+  /** Why the interrupt was asked for; null with `interrupt` only for one asked before migration 0010. */
+  readonly interrupted_by: InterruptCause | null
   readonly result: Buffer | null
 }
 
@@ -321,7 +335,7 @@ export const readExecutionState = async (
 ): Promise<ExecutionState | undefined> =>
   db
     .selectFrom("akter.executions")
-    .select(["status", "interrupt", "result"])
+    .select(["status", "interrupt", "interrupted_by", "result"])
     .where("routing_key", "=", routingKey)
     .where("execution_id", "=", executionId)
     .executeTakeFirst()
@@ -340,7 +354,7 @@ export const readExecutionStateAwaiting = async (
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished' AND NOT awaited
       RETURNING 1)
-    SELECT status, interrupt, result FROM akter.executions
+    SELECT status, interrupt, interrupted_by, result FROM akter.executions
     WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}`.execute(db)
   return rows[0]
 }
@@ -396,12 +410,15 @@ export const finishExecutionPart = (
   executionId: string,
   result: Buffer,
   outcome: ExecutionOutcome,
+  /** An interrupt's cause, recorded beside it for the listing; absent for other results. */
+  interruptedBy?: InterruptCause,
 ): StatementPart =>
   part(
     "finished",
     () => sql`UPDATE akter.executions
       SET status = 'finished', result = ${result}, outcome = ${outcome},
-        finished_at_ms = ${nowMs(clock)}
+        finished_at_ms = ${nowMs(clock)},
+        interrupted_by = ${interruptedBy === undefined ? sql`interrupted_by` : sql`${interruptedBy}`}
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished' AND ${fenceHeld}
       RETURNING awaited, parent_routing_key, parent_execution_id, parent_awaits`,
@@ -456,12 +473,19 @@ export const batchFinishSql = (clock: DatabaseClock): RawBuilder<unknown> =>
 
 /**
  * Sets the interrupt flag of an open execution; an interrupt after completion matches nothing and
- * changes nothing.
+ * changes nothing. The first request records its cause: `deadline` once the execution's deadline
+ * has passed (the deadline interrupts it then in any case), else `request`; a later one keeps it.
  */
-export const requestInterruptPart = (routingKey: string, executionId: string): StatementPart =>
+export const requestInterruptPart = (
+  clock: DatabaseClock,
+  routingKey: string,
+  executionId: string,
+): StatementPart =>
   part(
     "interrupted",
-    () => sql`UPDATE akter.executions SET interrupt = true
+    () => sql`UPDATE akter.executions SET interrupt = true,
+        interrupted_by = COALESCE(interrupted_by, CASE WHEN deadline_at_ms <= ${nowMs(clock)}
+          THEN 'deadline' ELSE 'request' END)
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished'
       RETURNING 1 AS interrupted`,

@@ -14,7 +14,7 @@ import type { AkterInternals } from "../akter.js"
 import { executionVerdict } from "../compatibility/executionVerdict.js"
 import { compatibilityHashOf } from "../compatibility/rules.js"
 import type { Finding } from "../compatibility/finding.js"
-import type { RecordedExit } from "../model/exit.js"
+import { interruptCauseOf, type InterruptCause, type StoredResult } from "../model/exit.js"
 import type { Hash } from "../model/hash.js"
 import type { ExecutionOutcome } from "../storage/database.js"
 import type { OwnerRegistration } from "../model/registration.js"
@@ -125,6 +125,29 @@ const collapseSteps = (state: PassState) =>
       kind: rows[0]!.kind as Exclude<(typeof rows)[number]["kind"], "version">,
       settled: rows.some((row) => row.exit !== null),
     }))
+
+/** Node's timers hold at most 2^31 - 1 ms; a deadline further off is left to the wakes. */
+const MAX_TIMER_MS = 2_147_483_647
+
+/**
+ * Calls `fire` when the execution's deadline passes by the runner's clock (checked again when the
+ * timer fires: a start recorded in this pass may have moved its estimate a little later), if it
+ * has one ahead within reach of a timer. Returns the way to stop it.
+ */
+const watchDeadline = (state: PassState, fire: () => void): (() => void) => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const arm = () => {
+    const deadline = state.deadlineAtMs
+    if (deadline === null || state.interrupting) return
+    const delay = deadline - state.now()
+    if (delay <= 0) return fire()
+    if (delay > MAX_TIMER_MS) return
+    timer = setTimeout(arm, delay)
+    timer.unref?.()
+  }
+  arm()
+  return () => clearTimeout(timer)
+}
 
 const causeHas = (cause: Cause.Cause<unknown>, type: new (...args: never[]) => Error) =>
   cause.reasons.some((reason) => Cause.isDieReason(reason) && reason.defect instanceof type)
@@ -239,8 +262,9 @@ export const runPass = async (
     }
   }
   if (start !== undefined) {
-    writer.holdStart(start, (eventCursor) => {
+    writer.holdStart(start, (eventCursor, deadlineAtMs) => {
       state.cursor = eventCursor
+      state.deadlineAtMs = deadlineAtMs
     })
   }
   if (verdict.migrations !== undefined) state.migrations = verdict.migrations
@@ -291,12 +315,16 @@ export const runPass = async (
 
   let ending: Ending | undefined
   let bodyFiber: Fiber.Fiber<unknown, unknown> | undefined
+  let bodyEnded = false
   const program = Effect.gen(function* () {
     const body = yield* Effect.forkChild(
       Effect.flatMap(readInput, (input) => implementation.body(input as never, wf as never)),
     )
     bodyFiber = body
     const exit = yield* Fiber.await(body)
+    // From here the body's outcome stands: an interrupt or a deadline seen later changes nothing
+    // (completion won the race), so whether to compensate and what to record agree.
+    bodyEnded = true
     const compensate =
       state.interrupting ||
       (Exit.isFailure(exit) &&
@@ -335,12 +363,18 @@ export const runPass = async (
     Effect.runFork(Fiber.interrupt(outer))
   }
   // An interrupt seen mid-pass stops the body where it is (a running activity's attempt is left
-  // unsettled); the program then runs the compensations and the pass records `Interrupt`.
-  const interruptBody = () => {
-    if (state.interrupting) return
+  // unsettled); the program then runs the compensations and the pass records `Interrupt`, naming
+  // the first cause seen.
+  const interruptBody = (cause: InterruptCause) => {
+    if (state.interrupting || bodyEnded) return
     state.interrupting = true
+    state.interruptCause = cause
     if (bodyFiber !== undefined) Effect.runFork(Fiber.interrupt(bodyFiber))
   }
+  // The deadline passing while the pass runs: this timer at the deadline, and every wake (a claim
+  // of the timer, which the runner re-claims every recovery interval while a pass runs, and which
+  // a suspend arms no later than the deadline) checks the clock, so a test clock is obeyed too.
+  const stopDeadlineWatch = watchDeadline(state, () => interruptBody("deadline"))
   writer.onBroken = (cause) => end({ kind: "abandon", reason: `write failed: ${String(cause)}` })
   // Parked steps leave `state.parked` once interrupted, so what they parked on is taken first.
   state.onQuiescent = () =>
@@ -349,9 +383,12 @@ export const runPass = async (
     wake: () => {
       readExecutionState(db, owner.routingKey, executionId)
         .then((current) => {
-          if (current?.interrupt === true) interruptBody()
+          if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
+          else if (state.deadlinePassed()) interruptBody("deadline")
         })
-        .catch(() => {})
+        .catch(() => {
+          if (state.deadlinePassed()) interruptBody("deadline")
+        })
       state.wake()
     },
     abandon: (reason) => end({ kind: "abandon", reason }),
@@ -360,6 +397,7 @@ export const runPass = async (
   if (woken) live.wake()
 
   const exit = await Effect.runPromise(Fiber.await(outer))
+  stopDeadlineWatch()
   state.stopQuiescenceCheck()
   await writer.settled()
 
@@ -380,12 +418,15 @@ export const runPass = async (
     writer.discard()
     return { kind: "abandoned", reason: describeCause(bodyExit.cause) }
   }
-  let result: RecordedExit | { readonly _tag: "Interrupt" }
+  let result: StoredResult
   if (
     state.interrupting ||
     (Exit.isFailure(bodyExit) && causeHas(bodyExit.cause, InterruptRequested))
   ) {
-    result = { _tag: "Interrupt" }
+    result =
+      state.interruptCause === "deadline"
+        ? { _tag: "Interrupt", cause: "deadline" }
+        : { _tag: "Interrupt" }
   } else {
     result = recordableExit(
       `workflow ${registration.owner}.${registration.name}`,
@@ -398,9 +439,7 @@ export const runPass = async (
 }
 
 /** The word recorded beside a result, by which the studio filters finished executions. */
-const outcomeOfResult = (
-  result: RecordedExit | { readonly _tag: "Interrupt" },
-): ExecutionOutcome => {
+const outcomeOfResult = (result: StoredResult): ExecutionOutcome => {
   switch (result._tag) {
     case "Success":
       return "succeeded"
@@ -415,12 +454,14 @@ const outcomeOfResult = (
 
 /**
  * Records the result, and deletes the steps and the timer in the same transaction. Of two terminal
- * writes (completion, interrupt) the first to commit wins; the other changes nothing.
+ * writes (completion, interrupt) the first to commit wins; the other changes nothing. An interrupt
+ * records its cause beside it, in its own statement (the step batch carries no cause: interrupts
+ * are rare).
  */
 const finish = async (
   services: PassServices,
   state: PassState,
-  result: RecordedExit | { readonly _tag: "Interrupt" },
+  result: StoredResult,
 ): Promise<PassOutcome> => {
   const { internals } = services
   const stored = encodeJson(result)
@@ -431,12 +472,13 @@ const finish = async (
     wakesParent: state.execution.parent_awaits,
     sweeps: mayHaveOpenChildren(state),
   }
+  const interruptedBy = result._tag === "Interrupt" ? interruptCauseOf(result) : undefined
   let recorded: FinishWritten
   const group = groupOfRow(state.execution)
   try {
     recorded = await (group === undefined
-      ? finishWrite(services, state, stored, outcome, family)
-      : finishAdmitting(services, state, stored, outcome, group, family))
+      ? finishWrite(services, state, stored, outcome, family, interruptedBy)
+      : finishAdmitting(services, state, stored, outcome, group, family, interruptedBy))
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
@@ -485,6 +527,7 @@ const finishParts = (
   stored: Buffer,
   outcome: ExecutionOutcome,
   family: Family,
+  interruptedBy: InterruptCause | undefined,
 ) => {
   const { internals } = services
   const postgres = internals.storage.backend === "postgres"
@@ -494,6 +537,7 @@ const finishParts = (
     state.executionId,
     stored,
     outcome,
+    interruptedBy,
   )
   const when = existsIn(finished.name)
   const parts = [
@@ -546,9 +590,17 @@ const finishAdmitting = async (
   outcome: ExecutionOutcome,
   group: GroupOfExecutions,
   family: Family,
+  interruptedBy: InterruptCause | undefined,
 ): Promise<FinishWritten> => {
   const { internals } = services
-  const { finished, parts, select } = finishParts(services, state, stored, outcome, family)
+  const { finished, parts, select } = finishParts(
+    services,
+    state,
+    stored,
+    outcome,
+    family,
+    interruptedBy,
+  )
   const admission = admissionParts(
     internals,
     group,
@@ -579,12 +631,16 @@ const finishWrite = async (
   stored: Buffer,
   outcome: ExecutionOutcome,
   family: Family,
+  interruptedBy: InterruptCause | undefined,
 ): Promise<FinishWritten> => {
   const statement = () => {
-    const { parts, select } = finishParts(services, state, stored, outcome, family)
+    const { parts, select } = finishParts(services, state, stored, outcome, family, interruptedBy)
     return { final: true, parts, select, read: finishedOf }
   }
-  if (family.wakesParent || family.sweeps) return state.writer.write("finish", statement())
+  // The step batch records no interrupt cause: an interrupt (rare) goes as its own statement.
+  if (family.wakesParent || family.sweeps || interruptedBy !== undefined) {
+    return state.writer.write("finish", statement())
+  }
   return state.writer.write("finish", {
     finish: stored,
     outcome,
@@ -596,7 +652,7 @@ const finishWrite = async (
 /**
  * Suspends the execution, in one statement behind the fence: records how far parked waits scanned,
  * arms the timer due now if a parked wait has an event it has not evaluated, else at the earliest
- * due time, else removes it (an untimed wait: an emit makes it due). A timer an emit or interrupt
+ * due time (or the deadline, if sooner), else removes it (an untimed wait: an emit makes it due). A timer an emit or interrupt
  * poked since the pass loaded stays due: the pass may not have seen it, and a runner dying before
  * acting on it would otherwise lose the resume.
  */
@@ -604,9 +660,17 @@ const suspend = async (
   services: PassServices,
   state: PassState,
   parked: ReadonlyMap<string, Parked>,
-  earliest: number | null,
+  earliestStep: number | null,
 ): Promise<PassOutcome> => {
   const { internals } = services
+  // A deadline still ahead brings the timer no later than it; once interrupting, it is behind.
+  const deadline = state.interrupting ? null : state.deadlineAtMs
+  const earliest =
+    deadline === null
+      ? earliestStep
+      : earliestStep === null
+        ? deadline
+        : Math.min(earliestStep, deadline)
   const waits = [...parked.entries()].flatMap(([step, p]) =>
     p.scanned === undefined || p.event === undefined
       ? []

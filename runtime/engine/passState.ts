@@ -10,6 +10,7 @@ import type { Effect } from "effect"
 import type { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { Caller } from "../model/caller.js"
+import type { InterruptCause } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import type { ExecutionRow } from "./executionStore.js"
 import type { PassWriter } from "./passWriter.js"
@@ -45,7 +46,14 @@ export class PassState {
   /** The W3C trace context of the start, when a traced start recorded one. */
   readonly traceparent: unknown
   cursor: number
+  /**
+   * When the execution is interrupted if still open; null: it has no deadline. A start this pass
+   * records replaces its estimate with the recorded one.
+   */
+  deadlineAtMs: number | null
   interrupting: boolean
+  /** Why the execution is being interrupted, once it is: the recorded result names it. */
+  interruptCause: InterruptCause | undefined
   compensating = false
   working = 0
   private progress = 0
@@ -65,7 +73,14 @@ export class PassState {
     steps: readonly StepRow[],
   ) {
     this.cursor = execution.event_cursor
-    this.interrupting = execution.interrupt
+    this.deadlineAtMs = execution.deadline_at_ms
+    // A flag without a cause was asked for before deadlines existed (migration 0010): a request.
+    this.interruptCause = execution.interrupt
+      ? (execution.interrupted_by ?? "request")
+      : this.deadlinePassed()
+        ? "deadline"
+        : undefined
+    this.interrupting = this.interruptCause !== undefined
     // The trace context a traced start recorded is the pass span's parent, not part of the caller.
     const { traceparent, ...caller } = JSON.parse(execution.caller) as Caller & {
       readonly traceparent?: unknown
@@ -85,6 +100,11 @@ export class PassState {
 
   get routingKey(): string {
     return this.owner.routingKey
+  }
+
+  /** Whether the execution's deadline has passed, by the runner's clock. */
+  deadlinePassed(): boolean {
+    return this.deadlineAtMs !== null && this.now() >= this.deadlineAtMs
   }
 
   get executionId(): string {

@@ -113,7 +113,7 @@ export class PassWriter {
   private start: UnstartedExecution | undefined
   /** The write that carries the start, once issued: the first write issued after `holdStart`. */
   private startWrite: Promise<unknown> | undefined
-  private onStarted: (eventCursor: number) => void = () => {}
+  private onStarted: (eventCursor: number, deadlineAtMs: number | null) => void = () => {}
   private flushTimer: ReturnType<typeof setTimeout> | undefined
   private broken: unknown = undefined
   private chain: Promise<unknown> = Promise.resolve()
@@ -239,7 +239,8 @@ export class PassWriter {
           start === undefined
             ? sql``
             : sql`, ${countOf(start.names.inserted)} AS created,
-                (SELECT event_cursor FROM ${sql.id(start.names.inserted)}) AS event_cursor`
+                (SELECT event_cursor FROM ${sql.id(start.names.inserted)}) AS event_cursor,
+                (SELECT deadline_at_ms FROM ${sql.id(start.names.inserted)}) AS deadline_at_ms`
         // Lock order: the execution row before its outbox rows, as every client statement takes
         // them (an interrupt flags the execution, then pokes its timer). Postgres runs a CTE the
         // select reads when the select reaches it, and the others after the select, the last listed
@@ -299,7 +300,10 @@ export class PassWriter {
             throw new StaleGeneration(this.activation.owner, this.activation.held)
           }
           row = outcome.result
-          this.onStarted(Number(row["event_cursor"]))
+          this.onStarted(
+            Number(row["event_cursor"]),
+            row["deadline_at_ms"] === null ? null : Number(row["deadline_at_ms"]),
+          )
         }
         if (carried.length > 0) faultPoint("settle.after")
         faultPoint(`${label}.after`)
@@ -318,9 +322,12 @@ export class PassWriter {
 
   /**
    * Holds a start for the pass's first write (or a flush a few milliseconds from now).
-   * `onStarted` is told the execution's event cursor once it is recorded.
+   * `onStarted` is told the execution's event cursor and deadline once they are recorded.
    */
-  holdStart(start: UnstartedExecution, onStarted: (eventCursor: number) => void): void {
+  holdStart(
+    start: UnstartedExecution,
+    onStarted: (eventCursor: number, deadlineAtMs: number | null) => void,
+  ): void {
     this.start = start
     this.onStarted = onStarted
     this.scheduleFlush()

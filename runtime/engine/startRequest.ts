@@ -1,6 +1,7 @@
 /**
  * What a start asks for: the owner (placed in its bucket), the workflow, the execution's id and key
- * (derived by the caller), the encoded input, the encoded caller and, for a child, its parent. A client's start and the relay
+ * (derived by the caller), the encoded input, the encoded caller, for a child its parent, and a
+ * shorter deadline if asked. A client's start and the relay
  * of a staged start build one; the start statement (or a runner of this process that takes the
  * start, engine/localStarts.ts) writes it.
  */
@@ -30,4 +31,9 @@ export interface StartRequest {
   readonly concurrency: ConcurrencyGroup | null
   /** Set when a `start` step of another execution started this one. */
   readonly parent?: ParentLink
+  /**
+   * A deadline shorter than the workflow's that the start asked for, in ms from the start (checked
+   * by the client); absent: the workflow's own, if it has one.
+   */
+  readonly deadlineMs?: number
 }

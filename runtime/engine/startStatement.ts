@@ -29,7 +29,7 @@ import {
   existsIn,
   type StatementPart,
 } from "../storage/statementParts.js"
-import { nowMs } from "../storage/clock.js"
+import { estimatedNow, nowMs } from "../storage/clock.js"
 import { lockGroupStatement, startGroupOf } from "./concurrencyGroups.js"
 
 /** The markers a start records: each declared marker at its current value. */
@@ -59,6 +59,7 @@ const newUngroupedExecution = (request: StartRequest, awaited: boolean): NewExec
   caller: request.caller,
   awaited,
   ...(request.parent === undefined ? {} : { parent: request.parent }),
+  deadlineMs: request.deadlineMs ?? request.workflow.deadlineMs ?? null,
 })
 
 /**
@@ -163,6 +164,7 @@ export const unstartedExecution = (
     snapshot: unstartedSnapshot(
       newUngroupedExecution(request, false),
       startMarkers(request.workflow),
+      estimatedNow(internals.clock),
     ),
     head,
     tail,

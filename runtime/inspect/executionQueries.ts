@@ -9,6 +9,7 @@ import { InvalidExecutionId } from "../errors.js"
 import { decodeExecutionId } from "../model/executionId.js"
 import { placeOwner } from "../owners/routing.js"
 import { readManifest } from "../storage/manifestStore.js"
+import type { InterruptCause } from "../model/exit.js"
 import type {
   Database,
   Db,
@@ -78,8 +79,15 @@ export interface ExecutionSummary {
   readonly interrupting: boolean
   /** How a finished execution ended; undefined while it is open. */
   readonly outcome: Outcome | undefined
+  /**
+   * Why it was interrupted, or is being: a client's `request`, or its `deadline`. Undefined when it
+   * was not (yet).
+   */
+  readonly interruptedBy: InterruptCause | undefined
   readonly startedAtMs: number
   readonly finishedAtMs: number | null
+  /** When it is interrupted if still open (a workflow with a `deadline:`); null: never. */
+  readonly deadlineAtMs: number | null
 }
 
 export interface InspectedStep {
@@ -181,7 +189,8 @@ const filtered = <O>(
   return next
 }
 
-const summaryColumns = [
+/** The columns an `ExecutionSummary` is made from (the studio's lists select them too). */
+export const summaryColumns = [
   "execution_id",
   "tenant",
   "owner_type",
@@ -194,25 +203,35 @@ const summaryColumns = [
   "result",
   "started_at_ms",
   "finished_at_ms",
+  "deadline_at_ms",
+  "interrupted_by",
 ] as const
 
-type SummaryRow = Pick<Row<"akter.executions">, (typeof summaryColumns)[number]>
+export type SummaryRow = Pick<Row<"akter.executions">, (typeof summaryColumns)[number]>
 
-/** An execution's row as the listing and the studio show it. */
-export const summaryOf = (row: SummaryRow): ExecutionSummary => ({
-  executionId: row.execution_id,
-  tenant: row.tenant,
-  ownerType: row.owner_type,
-  ownerId: row.owner_id,
-  workflow: row.workflow,
-  key: row.execution_key,
-  manifestHash: row.manifest_hash,
-  status: row.status,
-  interrupting: row.interrupt,
-  outcome: row.result === null ? undefined : outcomeOf(inspectExit(row.result)),
-  startedAtMs: row.started_at_ms,
-  finishedAtMs: row.finished_at_ms,
-})
+/** An execution's summary from its row's `summaryColumns`. */
+export const summaryOf = (row: SummaryRow): ExecutionSummary => {
+  const outcome = row.result === null ? undefined : outcomeOf(inspectExit(row.result))
+  return {
+    executionId: row.execution_id,
+    tenant: row.tenant,
+    ownerType: row.owner_type,
+    ownerId: row.owner_id,
+    workflow: row.workflow,
+    key: row.execution_key,
+    manifestHash: row.manifest_hash,
+    status: row.status,
+    interrupting: row.interrupt,
+    outcome,
+    // An interrupt without a recorded cause predates migration 0010: a client asked for it.
+    interruptedBy:
+      row.interrupted_by ??
+      (row.interrupt || outcome === "interrupted" ? ("request" as const) : undefined),
+    startedAtMs: row.started_at_ms,
+    finishedAtMs: row.finished_at_ms,
+    deadlineAtMs: row.deadline_at_ms,
+  }
+}
 
 /**
  * The statement of `queryExecutions`, unexecuted (tests read its plan). The order is stable —

@@ -64,7 +64,7 @@ export const describeExit = (exit: InspectedExit): string => {
     case "Die":
       return `Die ${exit.message}`
     case "Interrupt":
-      return "Interrupt"
+      return exit.cause === "deadline" ? "Interrupt by deadline" : "Interrupt"
     case "Unreadable":
       return `DEFECT unreadable exit: ${exit.defect}`
   }

@@ -14,7 +14,23 @@ export interface DeclaredErrorRecord {
   readonly [field: string]: unknown
 }
 
-export type StoredResult = RecordedExit | { readonly _tag: "Interrupt" }
+/** Why an execution was interrupted: a client's `interrupt()`, or the workflow's deadline. */
+export type InterruptCause = "request" | "deadline"
+
+/**
+ * An interrupt as recorded: `cause` is written only for the deadline, so a requested interrupt is
+ * stored as it was before deadlines existed.
+ */
+export interface RecordedInterrupt {
+  readonly _tag: "Interrupt"
+  readonly cause?: "deadline"
+}
+
+/** The cause of a recorded interrupt. */
+export const interruptCauseOf = (interrupt: RecordedInterrupt): InterruptCause =>
+  interrupt.cause ?? "request"
+
+export type StoredResult = RecordedExit | RecordedInterrupt
 
 /** What a wait records: the matching event's payload, or that its timeout came first. */
 export type WaitOutcome = { readonly event: unknown } | { readonly timedOut: true }
@@ -33,7 +49,7 @@ export const isStoredResult = (value: unknown): value is StoredResult => {
     case "Die":
       return typeof value["message"] === "string"
     case "Interrupt":
-      return true
+      return value["cause"] === undefined || value["cause"] === "deadline"
     default:
       return false
   }

@@ -51,6 +51,12 @@ export interface WorkflowDecl {
   readonly concurrency?: ConcurrencyDecl
   readonly versions: Readonly<Record<string, MarkerRange>>
   readonly steps: Readonly<Record<string, StepDecl>>
+  /**
+   * How long an execution may stay open: past it, it is interrupted (its compensations run) and
+   * its result names the deadline. A setting, never hashed: each execution fixes its deadline at
+   * its start. Absent: none.
+   */
+  readonly deadlineMs?: number
 }
 
 /**

@@ -2,7 +2,7 @@
  * What generated code hands the runtime about one owner type: its canonical manifest, the hashes
  * the compatibility rules trust, the strict zod schemas that validate new input, the constructors
  * of declared errors, and the settings that are not replay-relevant (retry policies, timeouts,
- * default durations, the key field). Nothing is read by reflection at run time.
+ * default durations, the key field, the deadline). Nothing is read by reflection at run time.
  */
 import type { ZodType } from "zod"
 import {
@@ -47,6 +47,8 @@ export interface WorkflowRegistrationInput {
   readonly input?: ZodType
   readonly errors: Readonly<Record<string, ErrorConstructor>>
   readonly steps: Readonly<Record<string, StepSettings>>
+  /** The manifest's deadline: an execution open this long after its start is interrupted. */
+  readonly deadlineMs?: number
 }
 
 export interface OwnerRegistrationInput {

@@ -5,6 +5,7 @@
  * string and never read back as a number (queries that need it select `routing_key::text`).
  */
 import type { ColumnType, Generated, Kysely, Selectable, Transaction } from "kysely"
+import type { InterruptCause } from "../model/exit.js"
 import type { StepKind } from "../model/stepKinds/stepKinds.js"
 import type { ParentClose } from "../model/stepKinds/start.js"
 
@@ -40,6 +41,8 @@ export interface EventsTable {
 export type ExecutionStatusColumn = "queued" | "running" | "suspended" | "finished"
 /** How a finished execution ended, recorded with its result (migration 0006). */
 export type ExecutionOutcome = "succeeded" | "failed" | "interrupted" | "defect"
+/** Why an execution was interrupted (migration 0010). */
+export type { InterruptCause }
 
 export interface ExecutionsTable {
   routing_key: RoutingKeyColumn
@@ -77,6 +80,10 @@ export interface ExecutionsTable {
   parent_awaits: Generated<boolean>
   /** What this execution does when its parent ends: `interrupt` (with it) or `leave` (runs on). */
   parent_close: Generated<ParentClose | null>
+  /** When the execution is interrupted if still open (migration 0010); null: no deadline. */
+  deadline_at_ms: Generated<number | null>
+  /** Why it was interrupted, or is being (migration 0010); null: not, or before 0010 (a request). */
+  interrupted_by: Generated<InterruptCause | null>
 }
 
 /** A step row's kind: a step kind, or `version` for a version marker's row. */

@@ -210,7 +210,10 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
       _tag: "Success",
       value: { doubled: SEED * 4 },
     })
-    expect(await client.victim.attach(victim).result()).toEqual({ _tag: "Interrupted" })
+    expect(await client.victim.attach(victim).result()).toEqual({
+      _tag: "Interrupted",
+      cause: "request",
+    })
     const executions = await db
       .selectFrom("akter.executions")
       .select(["execution_id", "status"])

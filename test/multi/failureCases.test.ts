@@ -596,7 +596,7 @@ describePostgres("runner failures", () => {
             expect(undos).toEqual([])
           } else {
             outcomes.interrupted += 1
-            expect(result).toEqual({ _tag: "Interrupted" })
+            expect(result).toEqual({ _tag: "Interrupted", cause: "request" })
             // The compensation ran once exactly when the step it undoes had completed: then the
             // step's exit was committed with the compensation's first write.
             if (undos.length === 0) expect(settled).toEqual([])

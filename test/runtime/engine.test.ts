@@ -209,12 +209,12 @@ describeEachBackend("engine", (backend) => {
         expect(await run.status()).toEqual({ status: "suspended", interrupting: false })
         await run.interrupt()
         await runUntilIdle(akter, runner)
-        expect(await run.result()).toEqual({ _tag: "Interrupted" })
+        expect(await run.result()).toEqual({ _tag: "Interrupted", cause: "request" })
         expect(probe.runs.of(owner, "book")).toBe(1)
         expect(probe.runs.of(owner, "unbook")).toBe(1)
         await run.interrupt()
         await runUntilIdle(akter, runner)
-        expect(await run.result()).toEqual({ _tag: "Interrupted" })
+        expect(await run.result()).toEqual({ _tag: "Interrupted", cause: "request" })
         expect(probe.runs.of(owner, "unbook")).toBe(1)
         expect(await stepRows(run.executionId)).toEqual([])
         expect(await timerRows(run.executionId)).toEqual([])
@@ -227,7 +227,10 @@ describeEachBackend("engine", (backend) => {
         const run = await client.compensated.start(owner, { hold: "block" })
         await waitFor(() => probe.gates.entered(`${owner}/block`))
         await run.interrupt()
-        expect(await run.result({ timeout: "5 seconds" })).toEqual({ _tag: "Interrupted" })
+        expect(await run.result({ timeout: "5 seconds" })).toEqual({
+          _tag: "Interrupted",
+          cause: "request",
+        })
         expect(probe.aborted.has(owner)).toBe(true)
         expect(probe.runs.of(owner, "unbook")).toBe(1)
         await runUntilIdle(akter, runner)
@@ -270,7 +273,7 @@ describeEachBackend("engine", (backend) => {
       expect(await timerRows(run.executionId)).toHaveLength(1)
       akter.advance("2 minutes")
       await withRunner((runner) => runUntilIdle(akter, runner))
-      expect(await run.result()).toEqual({ _tag: "Interrupted" })
+      expect(await run.result()).toEqual({ _tag: "Interrupted", cause: "request" })
       expect(await timerRows(run.executionId)).toEqual([])
     })
 

@@ -60,6 +60,7 @@ const registrationOf = (
         : { input: schemaOf(canonicalType(workflow.input, manifest.types), "strict") }),
       errors,
       steps,
+      ...(workflow.deadlineMs === undefined ? {} : { deadlineMs: workflow.deadlineMs }),
     }
   }
   return defineOwner({

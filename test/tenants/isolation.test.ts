@@ -358,7 +358,10 @@ describePostgres("row-level security", () => {
       await runUntilIdle(owner, runner)
       await listening.interrupt()
       await runUntilIdle(owner, runner)
-      expect(await listening.result({ timeout: "5 seconds" })).toEqual({ _tag: "Interrupted" })
+      expect(await listening.result({ timeout: "5 seconds" })).toEqual({
+        _tag: "Interrupted",
+        cause: "request",
+      })
 
       const before = await tableCounts(owner)
       const forged = makeOwnerClient<AnyClient>(acmeHandle, vault.vault, { tenant: "globex" })
