@@ -28,6 +28,7 @@ import {
   WAKE_CHANNEL,
 } from "../outbox/notifications.js"
 import { sql } from "kysely"
+import { faultPoint } from "../faults.js"
 import { fenceHeld } from "../owners/fence.js"
 import { countOf, existsIn } from "../storage/statementParts.js"
 import { nowMs } from "../storage/clock.js"
@@ -281,6 +282,8 @@ export const runPass = async (
   if (execution.status === "suspended") {
     writer.patchExecution({ status: "running" })
   }
+  // The deadline fired before this pass: the interruption it begins is recorded by nothing yet.
+  if (state.interruptCause === "deadline" && !execution.interrupt) faultPoint("deadline.before")
 
   const env = makeStepEnvironment({
     state,
@@ -371,10 +374,15 @@ export const runPass = async (
     state.interruptCause = cause
     if (bodyFiber !== undefined) Effect.runFork(Fiber.interrupt(bodyFiber))
   }
+  const deadlineInterrupt = () => {
+    if (state.interrupting || bodyEnded) return
+    faultPoint("deadline.before")
+    interruptBody("deadline")
+  }
   // The deadline passing while the pass runs: this timer at the deadline, and every wake (a claim
   // of the timer, which the runner re-claims every recovery interval while a pass runs, and which
   // a suspend arms no later than the deadline) checks the clock, so a test clock is obeyed too.
-  const stopDeadlineWatch = watchDeadline(state, () => interruptBody("deadline"))
+  const stopDeadlineWatch = watchDeadline(state, () => deadlineInterrupt())
   writer.onBroken = (cause) => end({ kind: "abandon", reason: `write failed: ${String(cause)}` })
   // Parked steps leave `state.parked` once interrupted, so what they parked on is taken first.
   state.onQuiescent = () =>
@@ -384,10 +392,10 @@ export const runPass = async (
       readExecutionState(db, owner.routingKey, executionId)
         .then((current) => {
           if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
-          else if (state.deadlinePassed()) interruptBody("deadline")
+          else if (state.deadlinePassed()) deadlineInterrupt()
         })
         .catch(() => {
-          if (state.deadlinePassed()) interruptBody("deadline")
+          if (state.deadlinePassed()) deadlineInterrupt()
         })
       state.wake()
     },
@@ -484,6 +492,7 @@ const finish = async (
   }
   if (recorded.parentBucket !== null) internals.wakeups.wakeBucket(recorded.parentBucket)
   if (!recorded.finished) return { kind: "finished" }
+  if (interruptedBy === "deadline") faultPoint("deadline.after")
   if (family.sweeps) {
     // At once rather than at the timer's claim; the kept timer sweeps again if this fails.
     await sweepChildren(internals, state.routingKey, state.executionId).catch((error) =>

@@ -46,10 +46,11 @@ const both = (name: string, ...hits: number[]): FaultCase[] =>
  * The points, each at its first hit, and where a run passes a point several times at a later hit
  * too. By the gauntlet's order of writes, `pending` 4 is the retried attempt of `flaky`, `wait` 3
  * the race's losing wait, `park` 3 the retry's durable backoff, `finish` 2 the last of the two
- * executions that finish outside a concurrency group (`leaf` finishes at `admit`), `activate` 3
- * the third owner; `settle` 1 carries the first activity's result, `settle` 3 the sleep's as its
- * pass resumes, `settle` 6 the race's winner; `lease` 2 is a heartbeat mid-run, `claim` 10 a poll
- * mid-run. Timing can move which write a later hit
+ * executions that finish outside a concurrency group (`leaf` finishes at `admit`), `deadline` 1
+ * the firing of `expiring`'s deadline (`.before`: nothing of the interruption recorded yet;
+ * `.after`: its result committed), `activate` 3 the third owner; `settle` 1 carries the first
+ * activity's result, `settle` 3 the sleep's as its pass resumes, `settle` 6 the race's winner;
+ * `lease` 2 is a heartbeat mid-run, `claim` 10 a poll mid-run. Timing can move which write a later hit
  * lands on; every such write must be safe to die at. Step kinds meet the points as follows:
  * activities at `pending` and `settle` (and the client points inside them), the sleep at `sleep`,
  * `park` and `settle`, the waits at `wait`, `timeout`, `park` and `settle`, the race at `settle`
@@ -78,6 +79,7 @@ const FAULT_CASES: readonly FaultCase[] = [
   ...both("start", 1),
   ...both("emit", 1),
   ...both("interrupt", 1),
+  ...both("deadline", 1),
 ]
 
 /**
@@ -94,6 +96,11 @@ const SEED = 21
 const EXPECTED_ATTEMPTS = {
   run: ["prepare#1", "quick#1", "flaky#1", "flaky#2", "launch#1", "total#1"],
   leaf: ["double#1"],
+  /**
+   * Booked, then unbooked once by the compensation its deadline runs — or neither, when a kill
+   * delayed its first pass past its deadline (a pass that starts interrupting does no new work).
+   */
+  expiring: ["book#1", "unbook#1"],
 } as const
 /**
  * Every step `run` settles, in the body's order — the race's losing wait never does. The last
@@ -192,10 +199,13 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
         flakyAttempt: 2,
         spawned: expect.any(String),
         victim: expect.any(String),
+        expiring: expect.any(String),
         total: SEED * 2 + 2,
       },
     })
-    const { spawned, victim } = (result as { value: { spawned: string; victim: string } }).value
+    const { spawned, victim, expiring } = (
+      result as { value: { spawned: string; victim: string; expiring: string } }
+    ).value
     expect(decodeExecutionId(spawned)).toMatchObject({
       ownerType: "Gauntlet",
       ownerId: `${ownerId}-leaf`,
@@ -214,13 +224,17 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
       _tag: "Interrupted",
       cause: "request",
     })
+    expect(await client.expiring.attach(expiring).result()).toEqual({
+      _tag: "Interrupted",
+      cause: "deadline",
+    })
     const executions = await db
       .selectFrom("akter.executions")
       .select(["execution_id", "status"])
       .orderBy("execution_id")
       .execute()
     expect(executions).toEqual(
-      [run.executionId, spawned, victim]
+      [run.executionId, spawned, victim, expiring]
         .sort()
         .map((id) => ({ execution_id: id, status: "finished" })),
     )
@@ -231,23 +245,30 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
     expect(audit.overwrites).toEqual([])
     expect(audit.fenceBreaches).toEqual([])
     expect(audit.duplicateFinishes).toEqual([])
-    expect(audit.finishes).toBe(3)
+    expect(audit.finishes).toBe(4)
     // Several settles can share a statement, so their order is not compared.
     expect(settledThenFinished(EXPECTED_SETTLES).map((allowed) => allowed.sort())).toContainEqual(
       settlesOf(audit, run.executionId).sort(),
     )
     expect(settledThenFinished(["double#1"])).toContainEqual(settlesOf(audit, spawned))
     expect(settlesOf(audit, victim)).toEqual([])
+    expect([[], ...settledThenFinished(EXPECTED_ATTEMPTS.expiring)]).toContainEqual(
+      settlesOf(audit, expiring),
+    )
 
     // Each attempt at least once, at most once more than there were disruptions (the kill, and any
     // heartbeat that found its leases lapsed on a loaded machine), under one key.
     const entries = readJournal(journal)
     expect(journalProblems(entries, 1 + fleet.leaseDisruptions())).toEqual([])
     const ran = new Set(entries.map(attemptKey))
+    const expiringRan = entries.some((entry) => attemptKey(entry).startsWith(`${expiring} `))
     expect([...ran].sort()).toEqual(
       [
         ...EXPECTED_ATTEMPTS.run.map((attempt) => `${run.executionId} ${attempt}`),
         ...EXPECTED_ATTEMPTS.leaf.map((attempt) => `${spawned} ${attempt}`),
+        ...(expiringRan ? EXPECTED_ATTEMPTS.expiring : []).map(
+          (attempt) => `${expiring} ${attempt}`,
+        ),
       ].sort(),
     )
 

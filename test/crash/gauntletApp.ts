@@ -4,9 +4,11 @@
  * event its next step waits for (client `emit` points), a sleep, a wait that times out, a race of an
  * activity against a wait, an activity that fails once and is retried after a durable backoff, a
  * `start` step (the relay's points), and an activity that starts another execution and interrupts it
- * (client `start` and `interrupt` points). `leaf` declares a concurrency key, so its start takes
- * its group's lock and its finish passes the admission points (`admit`). Side effects inside activities carry the attempt's
- * idempotency key as their command id, so a rerun after a kill repeats none of them.
+ * (client `start` and `interrupt` points) and starts one more that its deadline interrupts (the
+ * `deadline` points), after its compensation. `leaf` declares a concurrency key, so its start
+ * takes its group's lock and its finish passes the admission points (`admit`). Side effects inside
+ * activities carry the attempt's idempotency key as their command id, so a rerun after a kill
+ * repeats none of them.
  *
  * The sleep, the timeout and the backoff are long enough that each parks its pass even on a loaded
  * machine, so the order of fault-point hits stays the same from run to run. Every activity first
@@ -42,6 +44,7 @@ workflows:
       flakyAttempt: integer
       spawned: string
       victim: string
+      expiring: string
       total: integer
     errors:
       Flake: { attempt: integer }
@@ -59,7 +62,10 @@ workflows:
         errors: [Flake]
         retry: { attempts: 3, initial: 200ms, factor: 1, retryOn: [Flake] }
       spawn: { kind: start, workflow: leaf }
-      launch: { kind: activity, input: { victimOwner: string }, output: { victim: string } }
+      launch:
+        kind: activity
+        input: { victimOwner: string }
+        output: { victim: string, expiring: string }
       total: { kind: activity, input: { parts: "integer[]" }, output: { sum: integer } }
   leaf:
     input: { n: integer }
@@ -69,6 +75,12 @@ workflows:
       double: { kind: activity, input: { n: integer }, output: { doubled: integer } }
   victim:
     steps:
+      hold: { kind: wait, event: Never }
+  expiring:
+    deadline: 1s
+    steps:
+      book: { kind: activity, output: { booking: string } }
+      unbook: { kind: activity, input: { booking: string } }
       hold: { kind: wait, event: Never }
 `
 
@@ -96,6 +108,7 @@ interface Outcome {
   readonly flakyAttempt: number
   readonly spawned: string
   readonly victim: string
+  readonly expiring: string
   readonly total: number
 }
 
@@ -125,7 +138,10 @@ export const workflows = [
         const client = await clientFor(ctx)
         const victim = await client.victim.start(victimOwner, undefined, { commandId: key })
         await victim.interrupt()
-        return { victim: victim.executionId as string }
+        const expiring = await client.expiring.start(`${victimOwner}-expiring`, undefined, {
+          commandId: key,
+        })
+        return { victim: victim.executionId as string, expiring: expiring.executionId as string }
       },
       total: ({ parts }: { parts: number[] }, ctx: ActivityContext) => {
         journalRun(ctx)
@@ -143,7 +159,7 @@ export const workflows = [
         )
         const flaky = yield* step<{ attempt: number }>(wf.flaky())
         const spawned = yield* step<string>(wf.spawn(`${wf.ownerId}-leaf`, { n: ready.n }))
-        const launched = yield* step<{ victim: string }>(
+        const launched = yield* step<{ victim: string; expiring: string }>(
           wf.launch({ victimOwner: `${wf.ownerId}-victim` }),
         )
         const total = yield* step<{ sum: number }>(wf.total({ parts: [ready.n, flaky.attempt] }))
@@ -154,6 +170,7 @@ export const workflows = [
           flakyAttempt: flaky.attempt,
           spawned,
           victim: launched.victim,
+          expiring: launched.expiring,
           total: total.sum,
         }
         return outcome
@@ -172,6 +189,28 @@ export const workflows = [
     activities: {},
     // Interrupted by `launch` before any Never event could come.
     body: (_: undefined, wf: Wf) => Effect.asVoid(step(wf.hold())),
+  }),
+  implementWorkflow(registration, "expiring", {
+    activities: {
+      book: (ctx: ActivityContext) => {
+        journalRun(ctx)
+        return Promise.resolve({ booking: `b-${ctx.ownerId}` })
+      },
+      unbook: (_: { booking: string }, ctx: ActivityContext) => {
+        journalRun(ctx)
+        return Promise.resolve()
+      },
+    },
+    // Waits for an event that never comes until its deadline interrupts it: unbook runs once.
+    body: (_: undefined, wf: Wf) =>
+      Effect.gen(function* () {
+        yield* step(
+          wf.withCompensation(wf.book(), (booked: { booking: string }) =>
+            wf.unbook({ booking: booked.booking }),
+          ),
+        )
+        yield* step(wf.hold())
+      }),
   }),
 ]
 

@@ -93,6 +93,8 @@ const SINGLE_FILES: Record<string, readonly Expected[]> = {
   "duration-zero.yaml": [["invalid-duration", 6, 41]],
   "duration-too-long.yaml": [["invalid-duration", 6, 41]],
   "duration-number.yaml": [["invalid-duration", 8, 49]],
+  "deadline-written-out.yaml": [["invalid-duration", 5, 15]],
+  "deadline-too-long.yaml": [["invalid-duration", 5, 15]],
   "retry-zero-attempts.yaml": [["invalid-retry", 8, 28]],
   "retry-factor-below-one.yaml": [["invalid-retry", 8, 39]],
   "retry-max-below-initial.yaml": [["invalid-retry", 11, 16]],

@@ -1,6 +1,6 @@
 /**
- * The README's "Retries and declared errors" section, run as written: every fenced block whose info
- * string says `retries` is taken in order — `file=PATH` blocks are written into a fresh project
+ * The README's "Retries and declared errors" and "Workflow deadlines" sections, run as written:
+ * every fenced block whose info string says `retries` or `deadline` is taken in order — `file=PATH` blocks are written into a fresh project
  * whose `akter` is this checkout, the real CLI generates its SDK, tsc type-checks it with strict
  * settings, and the app runs on PGlite with the test clock. What the prose says must happen does:
  * the lapsed policy fails after one attempt with no time passing (a retry would wait for the
@@ -24,14 +24,14 @@ interface SectionBlock {
   readonly text: string
 }
 
-const TAG = "retries"
+const TAGS = ["retries", "deadline"]
 
 const sectionBlocks = (markdown: string): SectionBlock[] => {
   const blocks: SectionBlock[] = []
   const lines = markdown.split("\n")
   for (let index = 0; index < lines.length; index++) {
     const open = /^```(\w+)\s+(.*)$/.exec(lines[index]!)
-    if (open === null || !open[2]!.split(/\s+/).includes(TAG)) continue
+    if (open === null || !open[2]!.split(/\s+/).some((word) => TAGS.includes(word))) continue
     const body: string[] = []
     let end = index + 1
     while (end < lines.length && lines[end] !== "```") body.push(lines[end++]!)
@@ -80,7 +80,9 @@ describe("the README's Retries and declared errors section", { timeout: 240_000 
     symlinkSync(join(REPO, "node_modules", "@types"), join(project.root, "node_modules", "@types"))
     project.write("tsconfig.json", `${JSON.stringify(TSCONFIG, null, 2)}\n`)
     for (const block of blocks) if (block.file !== undefined) project.write(block.file, block.text)
-  })
+    const generated = runAkter(project.root, ["generate"])
+    if (generated.code !== 0) throw new Error(`akter generate failed:\n${generated.stderr}`)
+  }, 120_000)
   afterAll(() => project?.remove())
 
   it("has the manifest, the app and the inspect table", () => {
@@ -88,13 +90,12 @@ describe("the README's Retries and declared errors section", { timeout: 240_000 
       "manifests/policy.yaml",
       "src/policy.ts",
       "text",
+      "manifests/quote.yaml",
+      "src/quote.ts",
     ])
   })
 
   it("generates and type-checks, then retries only what the prose says", async () => {
-    const generated = runAkter(project.root, ["generate"])
-    expect(generated.stderr).toBe("")
-    expect(generated.code).toBe(0)
     const tsc = spawnSync(
       process.execPath,
       [join(REPO, "node_modules", "typescript", "bin", "tsc"), "-p", project.root],
@@ -143,6 +144,31 @@ describe("the README's Retries and declared errors section", { timeout: 240_000 
       expect(failed._tag === "Defect" ? failed.message : "").toContain(
         "policy service: no answer for p-3",
       )
+    } finally {
+      await runner.close()
+      await akter.close()
+    }
+  })
+
+  it("interrupts the short offer by its deadline two days after its start, not before", async () => {
+    const quote = (await import(pathToFileURL(join(project.root, "src/quote.ts")).href)) as {
+      workflows: readonly WorkflowImplementation[]
+      offerBriefly: (
+        akter: unknown,
+        customerId: string,
+      ) => Promise<{ result(): Promise<unknown>; status(): Promise<unknown> }>
+    }
+    const akter = await testAkter()
+    const runner = await startRunner({ akter, workflows: quote.workflows, pollMs: 20 })
+    try {
+      const offer = await quote.offerBriefly(akter, "c-1")
+      await runUntilIdle(akter, runner)
+      akter.advance("47 hours")
+      await runUntilIdle(akter, runner)
+      expect(await offer.status()).toEqual({ status: "suspended", interrupting: false })
+      akter.advance("1 hour")
+      await runUntilIdle(akter, runner)
+      expect(await offer.result()).toEqual({ _tag: "Interrupted", cause: "deadline" })
     } finally {
       await runner.close()
       await akter.close()
