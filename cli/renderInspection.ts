@@ -1,6 +1,6 @@
 /**
- * `akter inspect`'s text: a table of executions, or one execution with its markers, steps and
- * timer. JSON output is the query results themselves (runtime/inspect/executionQueries.ts), so
+ * `akter inspect`'s text: a table of executions, or one execution with its markers, steps, timer,
+ * parent and children. JSON output is the query results themselves (runtime/inspect/executionQueries.ts), so
  * scripts and this text never disagree.
  */
 import type {
@@ -13,7 +13,9 @@ import { scheduledBy } from "../runtime/model/schedule.js"
 import { textTable, timeWithRelative, relativeTime } from "../runtime/inspect/textTable.js"
 
 /** `finished: interrupted by deadline`, `suspended (interrupting)`, … */
-const statusText = (execution: ExecutionSummary): string =>
+const statusText = (
+  execution: Pick<ExecutionSummary, "status" | "outcome" | "interrupting" | "interruptedBy">,
+): string =>
   execution.status === "finished"
     ? execution.outcome === "interrupted" && execution.interruptedBy === "deadline"
       ? "finished: interrupted by deadline"
@@ -99,6 +101,13 @@ export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): s
   if (detail.deadlineAtMs !== null) {
     fields.push(["deadline", timeWithRelative(detail.deadlineAtMs, nowMs)])
   }
+  if (detail.parent !== undefined) {
+    const { parent } = detail
+    fields.push([
+      "parent",
+      `${parent.executionId} (its step ${parent.step}, ${parent.awaits ? "awaiting this result" : "not awaiting"}; parentClose ${parent.parentClose})`,
+    ])
+  }
   fields.push(["caller", JSON.stringify(detail.caller)])
   fields.push([
     "input",
@@ -150,8 +159,33 @@ export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): s
           step.exit === undefined
             ? step.wait !== undefined
               ? `waiting for ${step.wait.event} after #${step.wait.after}`
-              : ""
+              : step.child !== undefined
+                ? `awaiting child ${step.child}`
+                : ""
             : shortened(describeExit(step.exit)),
+        ]),
+      ),
+    )
+  }
+  if (detail.children.length > 0) {
+    lines.push("", `children (${detail.children.length}):`)
+    lines.push(
+      textTable(
+        [
+          { title: "STEP" },
+          { title: "WORKFLOW" },
+          { title: "STATUS" },
+          { title: "AWAITED" },
+          { title: "PARENT CLOSE" },
+          { title: "EXECUTION ID" },
+        ],
+        detail.children.map((child) => [
+          child.step,
+          child.workflow,
+          statusText(child),
+          child.awaits ? "yes" : "no",
+          child.parentClose,
+          child.executionId,
         ]),
       ),
     )

@@ -27,6 +27,7 @@ import {
   recordedDataMigrated,
   outputProblem,
   stepDeclarationProblem,
+  parentCloseChanged,
   stepResultChanged,
   stepResultDiffers,
   stepResultIncompatible,
@@ -121,6 +122,7 @@ const workflowDrafts = (
       continue
     }
     const read = c.reader.steps[step]!
+    push(parentCloseChanged(c, step, read, written))
     if (!stepResultDiffers(read, written)) continue
     const declared =
       written.kind === "wait" && read.event !== undefined

@@ -91,6 +91,11 @@ export const RULES = {
     severity: "info",
     fix: "nothing to do: settled results still decode, and runners of the new manifest adopt executions that have not settled this step",
   },
+  "start-parent-close-changed": {
+    axis: "replay",
+    severity: "warning",
+    fix: "nothing to do for new children; children already running keep the policy they were started with: interrupt those that should end now, or let them finish",
+  },
   "input-incompatible": {
     axis: "decode",
     severity: "error",

@@ -18,6 +18,7 @@ import {
   recordedDataMigrated,
   startManifestMissing,
   stepDeclarationProblem,
+  parentCloseChanged,
   stepResultChanged,
   stepResultDiffers,
   stepResultIncompatible,
@@ -209,6 +210,7 @@ const groupFindings = (
           continue
         }
         const read = runner.steps[step]!
+        observe(parentCloseChanged(c, step, read, written))
         if (!stepResultDiffers(read, written)) continue
         const refusal = stepResultRefusal(read, written)
         const settledRows = steps.filter((row) => row.step === step && row.settled)

@@ -18,6 +18,8 @@ import {
 import type { Hash } from "../model/hash.js"
 import { canonicalJson } from "../model/canonicalJson.js"
 import type { MarkerRange, StepKind } from "../model/manifest.js"
+import { parentCloseOf } from "../model/stepKinds/start.js"
+import type { CanonicalStepOf } from "../model/stepKinds/stepKindModel.js"
 import { stepKindModelOf } from "../model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../model/typeModel.js"
 import {
@@ -270,9 +272,47 @@ export const stepResultRefusal = (
   writer: CanonicalStep,
 ): TypeRefusal | null => stepKindModelOf(writer.kind).resultRefusal(reader, writer)
 
-/** Whether a step's result types differ at all between two manifests (same kind). */
+/**
+ * Whether a step's result types differ at all between two manifests (same kind). A start's
+ * parent-close policy is no result type: `parentCloseChanged` reports it.
+ */
 export const stepResultDiffers = (reader: CanonicalStep, writer: CanonicalStep): boolean =>
-  canonicalJson(reader) !== canonicalJson(writer)
+  canonicalJson(withoutPolicy(reader)) !== canonicalJson(withoutPolicy(writer))
+
+const withoutPolicy = (step: CanonicalStep): CanonicalStep => {
+  if (step.parentClose === undefined) return step
+  const { parentClose: _, ...rest } = step
+  return rest
+}
+
+/**
+ * A start step's parent-close policy changed: a child records the policy it was started with, so
+ * children already running keep the old one, and only children started from now on get the new.
+ * Reported forward only (a rollback changes it back the same way).
+ */
+export const parentCloseChanged = (
+  c: WorkflowComparison,
+  step: string,
+  reader: CanonicalStep,
+  writer: CanonicalStep,
+): LocatedDraft | undefined => {
+  if (reader.kind !== "start" || writer.kind !== "start" || c.perspective.rollback) return undefined
+  const before = parentCloseOf(writer as CanonicalStepOf<"start">)
+  const after = parentCloseOf(reader as CanonicalStepOf<"start">)
+  if (before === after) return undefined
+  return {
+    rule: "start-parent-close-changed",
+    owner: c.owner,
+    workflow: c.workflow,
+    step,
+    message: `the parent-close policy of start step "${step}" of ${qualified(c)} is ${after} in ${c.perspective.reader} but ${before} in ${c.perspective.writer}; children started under ${c.perspective.writer} keep ${before}, only children started from now on are ${after === "interrupt" ? "interrupted with their parent" : "left running"}`,
+    at: [
+      [...stepPath(c.workflow, step), "parentClose"],
+      [...stepPath(c.workflow, step), "await"],
+      ...stepFallbacks(c.workflow, step),
+    ],
+  }
+}
 
 const stepResultPaths = (
   c: WorkflowComparison,

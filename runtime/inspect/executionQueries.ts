@@ -10,6 +10,7 @@ import { decodeExecutionId } from "../model/executionId.js"
 import { placeOwner } from "../owners/routing.js"
 import { readManifest } from "../storage/manifestStore.js"
 import type { InterruptCause } from "../model/exit.js"
+import type { ParentClose } from "../model/stepKinds/start.js"
 import type {
   Database,
   Db,
@@ -110,6 +111,17 @@ export interface InspectedStep {
     | undefined
   readonly startedAtMs: number
   readonly settledAtMs: number | null
+  /** start: the execution it started (absent for rows recorded before migration 0009). */
+  readonly child: string | undefined
+}
+
+/** How a child is linked to its parent: the parent's start step, and what that step declared. */
+export interface ChildLink {
+  readonly step: string
+  /** The step awaits the child's result. */
+  readonly awaits: boolean
+  /** What the child does when the parent ends first. */
+  readonly parentClose: ParentClose
 }
 
 export interface ExecutionDetail extends ExecutionSummary {
@@ -125,6 +137,17 @@ export interface ExecutionDetail extends ExecutionSummary {
   readonly timer: { readonly dueAtMs: number; readonly attempts: number } | undefined
   /** Every stored value of this execution that could not be read back, located. */
   readonly defects: readonly string[]
+  /** The execution whose start step started this one. */
+  readonly parent: (ChildLink & { readonly executionId: string }) | undefined
+  /** The executions this one's start steps started (relayed so far), in step order. */
+  readonly children: readonly (ChildLink & {
+    readonly executionId: string
+    readonly workflow: string
+    readonly status: ExecutionStatusColumn
+    readonly interrupting: boolean
+    readonly outcome: Outcome | undefined
+    readonly interruptedBy: InterruptCause | undefined
+  })[]
   /** Its concurrency group and its place there; undefined when its workflow declares no key. */
   readonly concurrency: ConcurrencyPlace | undefined
 }
@@ -490,12 +513,21 @@ export const showExecution = async (
   const { routingKey } = placeOwner(address)
   const row = await db
     .selectFrom("akter.executions")
-    .select([...summaryColumns, "input", "caller", "event_cursor"])
+    .select([
+      ...summaryColumns,
+      "input",
+      "caller",
+      "event_cursor",
+      "parent_execution_id",
+      "parent_step",
+      "parent_awaits",
+      "parent_close",
+    ])
     .where("routing_key", "=", routingKey)
     .where("execution_id", "=", executionId)
     .executeTakeFirst()
   if (row === undefined) return undefined
-  const [stepRows, timer] = await Promise.all([
+  const [stepRows, timer, childRows] = await Promise.all([
     db
       .selectFrom("akter.steps")
       .select([
@@ -511,6 +543,7 @@ export const showExecution = async (
         "version",
         "started_at_ms",
         "settled_at_ms",
+        "child_id",
       ])
       .where("routing_key", "=", routingKey)
       .where("execution_id", "=", executionId)
@@ -525,6 +558,24 @@ export const showExecution = async (
       .where("kind", "=", "timer")
       .where("id", "=", executionId)
       .executeTakeFirst(),
+    db
+      .selectFrom("akter.executions")
+      .select([
+        "execution_id",
+        "workflow",
+        "status",
+        "interrupt",
+        "outcome",
+        "interrupted_by",
+        "parent_step",
+        "parent_awaits",
+        "parent_close",
+      ])
+      .where("parent_routing_key", "=", routingKey)
+      .where("parent_execution_id", "=", executionId)
+      .orderBy("parent_step")
+      .orderBy("execution_id")
+      .execute(),
   ])
   const defects: string[] = []
   const input = inspectValue(row.input)
@@ -562,6 +613,7 @@ export const showExecution = async (
             },
       startedAtMs: step.started_at_ms,
       settledAtMs: step.settled_at_ms,
+      child: step.child_id ?? undefined,
     })
   }
   const concurrency = await concurrencyPlace(db, routingKey, executionId)
@@ -576,6 +628,29 @@ export const showExecution = async (
     timer: timer === undefined ? undefined : { dueAtMs: timer.due_at_ms, attempts: timer.attempts },
     defects,
     concurrency,
+    parent:
+      row.parent_execution_id === null
+        ? undefined
+        : {
+            executionId: row.parent_execution_id,
+            step: row.parent_step ?? "",
+            awaits: row.parent_awaits,
+            parentClose: row.parent_close ?? "leave",
+          },
+    children: childRows.map((child) => ({
+      executionId: child.execution_id,
+      workflow: child.workflow,
+      status: child.status,
+      interrupting: child.interrupt,
+      outcome: child.outcome ?? undefined,
+      // As in summaryOf: an interrupt without a recorded cause predates migration 0010.
+      interruptedBy:
+        child.interrupted_by ??
+        (child.interrupt || child.outcome === "interrupted" ? ("request" as const) : undefined),
+      step: child.parent_step ?? "",
+      awaits: child.parent_awaits,
+      parentClose: child.parent_close ?? "leave",
+    })),
   }
 }
 

@@ -57,6 +57,11 @@ const cases: Record<Exclude<RuleId, "start-manifest-missing">, Expected> = {
     finding: "step-result-changed info 27:9",
     message: 'the result type of step "screen" of Order.fulfill changed compatibly',
   },
+  "start-parent-close-changed": {
+    finding: "start-parent-close-changed warning 10:61",
+    message:
+      'the parent-close policy of start step "ship" of Order.fulfill is leave in this manifest but interrupt in the previous manifest; children started under the previous manifest keep interrupt',
+  },
   "input-incompatible": {
     finding: "input-incompatible error 14:14",
     message: "input.orderId: recorded as string, read as integer",

@@ -54,9 +54,11 @@ const both = (name: string, ...hits: number[]): FaultCase[] =>
  * lands on; every such write must be safe to die at. Step kinds meet the points as follows:
  * activities at `pending` and `settle` (and the client points inside them), the sleep at `sleep`,
  * `park` and `settle`, the waits at `wait`, `timeout`, `park` and `settle`, the race at `settle`
- * (its winner is recorded with the next write), the start step at `start-step` and `relay`, and
- * the finish of `leaf` (a workflow with a concurrency key) at `admit`: before its transaction,
- * holding its group's lock with nothing written (`admit.locked`), and after it committed.
+ * (its winner is recorded with the next write), the start steps at `start-step` and `relay`, the
+ * awaiting one also at `settle` (its child's result) and its child's finish (which wakes the run),
+ * the run's end at `children` (the sweep that interrupts the orphan), and the finishes of `leaf`
+ * (a workflow with a concurrency key) at `admit`: before its transaction, holding its group's lock
+ * with nothing written (`admit.locked`), and after it committed.
  */
 const FAULT_CASES: readonly FaultCase[] = [
   ...both("pending", 1, 4),
@@ -80,6 +82,7 @@ const FAULT_CASES: readonly FaultCase[] = [
   ...both("emit", 1),
   ...both("interrupt", 1),
   ...both("deadline", 1),
+  ...both("children", 1),
 ]
 
 /**
@@ -102,6 +105,8 @@ const EXPECTED_ATTEMPTS = {
    */
   expiring: ["book#1", "unbook#1"],
 } as const
+/** The ids of the executions the run starts, by what it calls them. */
+type Started = { spawned: string; heir: string; orphan: string; victim: string }
 /**
  * Every step `run` settles, in the body's order — the race's losing wait never does. The last
  * one's exit may travel with the finish and then shows as the result, not as a step settle.
@@ -116,6 +121,8 @@ const EXPECTED_SETTLES = [
   "flaky#1",
   "flaky#2",
   "spawn#1",
+  "adopt#1",
+  "orphan#1",
   "launch#1",
   "total#1",
 ]
@@ -198,14 +205,23 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
         winner: "quick",
         flakyAttempt: 2,
         spawned: expect.any(String),
+        heir: 10,
+        orphan: expect.any(String),
         victim: expect.any(String),
         expiring: expect.any(String),
         total: SEED * 2 + 2,
       },
     })
-    const { spawned, victim, expiring } = (
-      result as { value: { spawned: string; victim: string; expiring: string } }
+    const { spawned, victim, orphan, expiring } = (
+      result as { value: Omit<Started, "heir"> & { expiring: string } }
     ).value
+    const [heir] = await db
+      .selectFrom("akter.executions")
+      .select("execution_id")
+      .where("parent_execution_id", "=", run.executionId)
+      .where("parent_step", "=", "adopt")
+      .execute()
+    const heirId = heir!.execution_id
     expect(decodeExecutionId(spawned)).toMatchObject({
       ownerType: "Gauntlet",
       ownerId: `${ownerId}-leaf`,
@@ -220,6 +236,10 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
       _tag: "Success",
       value: { doubled: SEED * 4 },
     })
+    expect(await client.leaf.attach(heirId).result()).toEqual({
+      _tag: "Success",
+      value: { doubled: 10 },
+    })
     expect(await client.victim.attach(victim).result()).toEqual({
       _tag: "Interrupted",
       cause: "request",
@@ -228,13 +248,18 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
       _tag: "Interrupted",
       cause: "deadline",
     })
+    // The run's end reached the child it takes down with it.
+    expect(await client.victim.attach(orphan).result()).toEqual({
+      _tag: "Interrupted",
+      cause: "request",
+    })
     const executions = await db
       .selectFrom("akter.executions")
       .select(["execution_id", "status"])
       .orderBy("execution_id")
       .execute()
     expect(executions).toEqual(
-      [run.executionId, spawned, victim, expiring]
+      [run.executionId, spawned, heirId, orphan, victim, expiring]
         .sort()
         .map((id) => ({ execution_id: id, status: "finished" })),
     )
@@ -245,13 +270,15 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
     expect(audit.overwrites).toEqual([])
     expect(audit.fenceBreaches).toEqual([])
     expect(audit.duplicateFinishes).toEqual([])
-    expect(audit.finishes).toBe(4)
+    expect(audit.finishes).toBe(6)
     // Several settles can share a statement, so their order is not compared.
     expect(settledThenFinished(EXPECTED_SETTLES).map((allowed) => allowed.sort())).toContainEqual(
       settlesOf(audit, run.executionId).sort(),
     )
     expect(settledThenFinished(["double#1"])).toContainEqual(settlesOf(audit, spawned))
+    expect(settledThenFinished(["double#1"])).toContainEqual(settlesOf(audit, heirId))
     expect(settlesOf(audit, victim)).toEqual([])
+    expect(settlesOf(audit, orphan)).toEqual([])
     expect([[], ...settledThenFinished(EXPECTED_ATTEMPTS.expiring)]).toContainEqual(
       settlesOf(audit, expiring),
     )
@@ -266,6 +293,7 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
       [
         ...EXPECTED_ATTEMPTS.run.map((attempt) => `${run.executionId} ${attempt}`),
         ...EXPECTED_ATTEMPTS.leaf.map((attempt) => `${spawned} ${attempt}`),
+        ...EXPECTED_ATTEMPTS.leaf.map((attempt) => `${heirId} ${attempt}`),
         ...(expiringRan ? EXPECTED_ATTEMPTS.expiring : []).map(
           (attempt) => `${expiring} ${attempt}`,
         ),

@@ -3,12 +3,13 @@
  * of `Gauntlet.run` passes through every step kind and every fault point: an activity that emits the
  * event its next step waits for (client `emit` points), a sleep, a wait that times out, a race of an
  * activity against a wait, an activity that fails once and is retried after a durable backoff, a
- * `start` step (the relay's points), and an activity that starts another execution and interrupts it
- * (client `start` and `interrupt` points) and starts one more that its deadline interrupts (the
- * `deadline` points), after its compensation. `leaf` declares a concurrency key, so its start
- * takes its group's lock and its finish passes the admission points (`admit`). Side effects inside
- * activities carry the attempt's idempotency key as their command id, so a rerun after a kill
- * repeats none of them.
+ * `start` step (the relay's points), a start that awaits its child's result (the child's finish
+ * wakes the parent), a start whose child the parent's end interrupts (the `children` sweep's
+ * points), and an activity that starts another execution and interrupts it (client `start` and
+ * `interrupt` points) and starts one more that its deadline interrupts (the `deadline` points),
+ * after its compensation. `leaf` declares a concurrency key, so its starts take its group's lock
+ * and its finishes pass the admission points (`admit`). Side effects inside activities carry the
+ * attempt's idempotency key as their command id, so a rerun after a kill repeats none of them.
  *
  * The sleep, the timeout and the backoff are long enough that each parks its pass even on a loaded
  * machine, so the order of fault-point hits stays the same from run to run. Every activity first
@@ -43,6 +44,8 @@ workflows:
       winner: string
       flakyAttempt: integer
       spawned: string
+      heir: integer
+      orphan: string
       victim: string
       expiring: string
       total: integer
@@ -62,6 +65,8 @@ workflows:
         errors: [Flake]
         retry: { attempts: 3, initial: 200ms, factor: 1, retryOn: [Flake] }
       spawn: { kind: start, workflow: leaf }
+      adopt: { kind: start, workflow: leaf, await: true }
+      orphan: { kind: start, workflow: victim, parentClose: interrupt }
       launch:
         kind: activity
         input: { victimOwner: string }
@@ -107,6 +112,8 @@ interface Outcome {
   readonly winner: string
   readonly flakyAttempt: number
   readonly spawned: string
+  readonly heir: number
+  readonly orphan: string
   readonly victim: string
   readonly expiring: string
   readonly total: number
@@ -159,6 +166,9 @@ export const workflows = [
         )
         const flaky = yield* step<{ attempt: number }>(wf.flaky())
         const spawned = yield* step<string>(wf.spawn(`${wf.ownerId}-leaf`, { n: ready.n }))
+        const heir = yield* step<{ doubled: number }>(wf.adopt(`${wf.ownerId}-heir`, { n: 5 }))
+        // Waits for an event that never comes: the run's end interrupts it.
+        const orphan = yield* step<string>(wf.orphan(`${wf.ownerId}-orphan`))
         const launched = yield* step<{ victim: string; expiring: string }>(
           wf.launch({ victimOwner: `${wf.ownerId}-victim` }),
         )
@@ -169,6 +179,8 @@ export const workflows = [
           winner: won.by,
           flakyAttempt: flaky.attempt,
           spawned,
+          heir: heir.doubled,
+          orphan,
           victim: launched.victim,
           expiring: launched.expiring,
           total: total.sum,
@@ -187,7 +199,7 @@ export const workflows = [
   }),
   implementWorkflow(registration, "victim", {
     activities: {},
-    // Interrupted by `launch` before any Never event could come.
+    // Interrupted by `launch` (or, as the orphan, by the run's end) before any Never event could come.
     body: (_: undefined, wf: Wf) => Effect.asVoid(step(wf.hold())),
   }),
   implementWorkflow(registration, "expiring", {

@@ -15,6 +15,7 @@ import {
   startRunner,
   type Runner,
 } from "../../runtime/index.js"
+import { showExecution } from "../../runtime/inspect/executionQueries.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
@@ -228,6 +229,26 @@ describeEachBackend("children", (backend) => {
         ["loose", "suspended", false, "interrupt"],
         ["taken", "suspended", false, "interrupt"],
       ])
+      // Inspect shows the link from both sides: the parent's children and pending step, the
+      // child's parent.
+      const taken = before[1]!.execution_id
+      const parent = await showExecution(db(), run.executionId)
+      expect(parent?.children.map((c) => [c.step, c.awaits, c.parentClose, c.executionId])).toEqual(
+        [
+          ["loose", false, "interrupt", before[0]!.execution_id],
+          ["taken", true, "interrupt", taken],
+        ],
+      )
+      expect(parent?.steps.find((s) => s.step === "taken")).toMatchObject({
+        settled: false,
+        child: taken,
+      })
+      expect((await showExecution(db(), taken))?.parent).toEqual({
+        executionId: run.executionId,
+        step: "taken",
+        awaits: true,
+        parentClose: "interrupt",
+      })
       await run.interrupt()
       await runUntilIdle(akter, runner)
       expect(await run.result()).toEqual({ _tag: "Interrupted" })
