@@ -1,6 +1,6 @@
 /**
  * `akter inspect`'s text: a table of executions, or one execution with its markers, steps, timer,
- * parent and children. JSON output is the query results themselves (runtime/inspect/executionQueries.ts), so
+ * and parent (a start step's row names its child). JSON output is the query results themselves (runtime/inspect/executionQueries.ts), so
  * scripts and this text never disagree.
  */
 import type {
@@ -163,29 +163,6 @@ export const renderExecutionDetail = (detail: ExecutionDetail, nowMs: number): s
                 ? `awaiting child ${step.child}`
                 : ""
             : shortened(describeExit(step.exit)),
-        ]),
-      ),
-    )
-  }
-  if (detail.children.length > 0) {
-    lines.push("", `children (${detail.children.length}):`)
-    lines.push(
-      textTable(
-        [
-          { title: "STEP" },
-          { title: "WORKFLOW" },
-          { title: "STATUS" },
-          { title: "AWAITED" },
-          { title: "PARENT CLOSE" },
-          { title: "EXECUTION ID" },
-        ],
-        detail.children.map((child) => [
-          child.step,
-          child.workflow,
-          statusText(child),
-          child.awaits ? "yes" : "no",
-          child.parentClose,
-          child.executionId,
         ]),
       ),
     )

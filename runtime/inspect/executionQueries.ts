@@ -139,15 +139,6 @@ export interface ExecutionDetail extends ExecutionSummary {
   readonly defects: readonly string[]
   /** The execution whose start step started this one. */
   readonly parent: (ChildLink & { readonly executionId: string }) | undefined
-  /** The executions this one's start steps started (relayed so far), in step order. */
-  readonly children: readonly (ChildLink & {
-    readonly executionId: string
-    readonly workflow: string
-    readonly status: ExecutionStatusColumn
-    readonly interrupting: boolean
-    readonly outcome: Outcome | undefined
-    readonly interruptedBy: InterruptCause | undefined
-  })[]
   /** Its concurrency group and its place there; undefined when its workflow declares no key. */
   readonly concurrency: ConcurrencyPlace | undefined
 }
@@ -527,7 +518,7 @@ export const showExecution = async (
     .where("execution_id", "=", executionId)
     .executeTakeFirst()
   if (row === undefined) return undefined
-  const [stepRows, timer, childRows] = await Promise.all([
+  const [stepRows, timer] = await Promise.all([
     db
       .selectFrom("akter.steps")
       .select([
@@ -558,24 +549,6 @@ export const showExecution = async (
       .where("kind", "=", "timer")
       .where("id", "=", executionId)
       .executeTakeFirst(),
-    db
-      .selectFrom("akter.executions")
-      .select([
-        "execution_id",
-        "workflow",
-        "status",
-        "interrupt",
-        "outcome",
-        "interrupted_by",
-        "parent_step",
-        "parent_awaits",
-        "parent_close",
-      ])
-      .where("parent_routing_key", "=", routingKey)
-      .where("parent_execution_id", "=", executionId)
-      .orderBy("parent_step")
-      .orderBy("execution_id")
-      .execute(),
   ])
   const defects: string[] = []
   const input = inspectValue(row.input)
@@ -637,20 +610,6 @@ export const showExecution = async (
             awaits: row.parent_awaits,
             parentClose: row.parent_close ?? "leave",
           },
-    children: childRows.map((child) => ({
-      executionId: child.execution_id,
-      workflow: child.workflow,
-      status: child.status,
-      interrupting: child.interrupt,
-      outcome: child.outcome ?? undefined,
-      // As in summaryOf: an interrupt without a recorded cause predates migration 0010.
-      interruptedBy:
-        child.interrupted_by ??
-        (child.interrupt || child.outcome === "interrupted" ? ("request" as const) : undefined),
-      step: child.parent_step ?? "",
-      awaits: child.parent_awaits,
-      parentClose: child.parent_close ?? "leave",
-    })),
   }
 }
 
