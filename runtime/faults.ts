@@ -1,9 +1,9 @@
 /**
  * Fault injection for the crash suite. Named points sit before and after every transaction the
- * engine, the relay and the clients make (`settle.before`, `park.after`, `claim.before`, ...). A test
- * starts a child runner with `AKTER_FAULTS=settle.after:2` and the process kills itself with SIGKILL
- * at the second hit of that point. Without the variable `faultPoint` is an empty function: nothing is
- * parsed, counted or compared on any hot path.
+ * engine, the relay, the schedule ticker and the clients make (`settle.before`, `park.after`,
+ * `schedule.before`, ...). A test starts a child runner with `AKTER_FAULTS=settle.after:2` and the
+ * process kills itself with SIGKILL at the second hit of that point. Without the variable
+ * `faultPoint` is an empty function: nothing is parsed, counted or compared on any hot path.
  */
 
 export type FaultPoint = (name: string) => void

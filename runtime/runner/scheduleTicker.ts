@@ -12,6 +12,7 @@ import type { Akter, AkterInternals } from "../akter.js"
 import { makeOwnerClient } from "../client/ownerClient.js"
 import { readStatus, resolveExecution } from "../client/executionResults.js"
 import type { Execution } from "../client/clientApi.js"
+import { faultPoint } from "../faults.js"
 import { defaultCaller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import {
@@ -244,9 +245,15 @@ export const startScheduleTicker = async (options: ScheduleTickerOptions): Promi
         queuedTickMs = tick
         continue
       }
+      // Fault points: `schedule.before` (the tick decided under this runner's claim, nothing of
+      // its start written) and `schedule.after` (its execution committed, the cursor not yet
+      // moved). A successor decides the tick again once the claim lapses, and its start by the
+      // same command id attaches.
+      faultPoint("schedule.before")
       const execution = await entry.client.start(schedule.ownerId, schedule.input ?? undefined, {
         commandId: scheduleCommandId(declared.schedule, tick),
       })
+      faultPoint("schedule.after")
       log.info("schedule tick started", {
         ...declared,
         tick: new Date(tick).toISOString(),

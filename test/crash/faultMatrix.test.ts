@@ -19,6 +19,8 @@ import { afterAll, it, type ExpectStatic } from "vitest"
 import { createAkter, internalsOf } from "../../runtime/akter.js"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { decodeExecutionId } from "../../runtime/model/executionId.js"
+import { nextTickAfter, scheduleCommandId } from "../../runtime/model/schedule.js"
+import { timingOf } from "../../runtime/runner/scheduleTicker.js"
 import type { Db } from "../../runtime/storage/database.js"
 import { attemptKey, journalProblems, readJournal } from "../support/activityJournal.js"
 import { createPostgresDatabase, describePostgres } from "../support/backends.js"
@@ -44,31 +46,37 @@ const both = (name: string, ...hits: number[]): FaultCase[] =>
 
 /**
  * The points, each at its first hit, and where a run passes a point several times at a later hit
- * too. By the gauntlet's order of writes, `pending` 4 is the retried attempt of `flaky`, `wait` 3
- * the race's losing wait, `park` 3 the retry's durable backoff, `finish` 2 the last of the two
- * executions that finish outside a concurrency group (`leaf` finishes at `admit`), `deadline` 1
- * the firing of `expiring`'s deadline (`.before`: nothing of the interruption recorded yet;
- * `.after`: its result committed), `activate` 3 the third owner; `settle` 1 carries the first
- * activity's result, `settle` 3 the sleep's as its pass resumes, `settle` 6 the race's winner;
- * `lease` 2 is a heartbeat mid-run, `claim` 10 a poll mid-run. Timing can move which write a later hit
- * lands on; every such write must be safe to die at. Step kinds meet the points as follows:
- * activities at `pending` and `settle` (and the client points inside them), the sleep at `sleep`,
- * `park` and `settle`, the waits at `wait`, `timeout`, `park` and `settle`, the race at `settle`
- * (its winner is recorded with the next write), the start steps at `start-step` and `relay`, the
- * awaiting one also at `settle` (its child's result) and its child's finish (which wakes the run),
- * the run's end at `children` (the sweep that interrupts the orphan), and the finishes of `leaf`
- * (a workflow with a concurrency key) at `admit`: before its transaction, holding its group's lock
- * with nothing written (`admit.locked`), and after it committed.
+ * too. As the runner starts, the schedule's tick starts `tock` (`schedule` 1; its start rides on
+ * `tock`'s first write, `pending` 1 or 2 and `start` 1) while `run` begins. By the gauntlet's order
+ * of writes after that, `pending` 5 is the retried attempt of `flaky`, `wait` 3 the race's losing
+ * wait, `park` 3 the retry's durable backoff, `start` 2 the start of `victim` inside an activity;
+ * `finish` 1 to 5 are the five executions that finish outside a concurrency group (`leaf` and the
+ * heir finish at `admit`): `tock` first, then (by timing) `victim` interrupted by its client,
+ * `run`, the orphan its end interrupts and `expiring`; `deadline` 1 is the firing of `expiring`'s
+ * deadline (`.before`: nothing of the interruption recorded yet; `.after`: its result committed),
+ * `activate` 3 the third owner; `settle` 1 carries the first activity's result, `settle` 3 the
+ * sleep's as its pass resumes, `settle` 6 the race's winner; `lease` 2 is a heartbeat mid-run,
+ * `claim` 10 a poll mid-run. Timing can move which write a later hit lands on; every such write
+ * must be safe to die at, and a case whose hit never comes fails (the runner must die). Step kinds
+ * meet the points as follows: activities at `pending` and `settle` (and the client points inside
+ * them), the sleep at `sleep`, `park` and `settle`, the waits at `wait`, `timeout`, `park` and
+ * `settle`, the race at `settle` (its winner is recorded with the next write), the start steps at
+ * `start-step` and `relay`, the awaiting one also at `settle` (its child's result) and its child's
+ * finish (which wakes the run), the run's end at `children` (the sweep that interrupts the orphan),
+ * and the finishes of `leaf` (a workflow with a concurrency key) at `admit`: before its
+ * transaction, holding its group's lock with nothing written (`admit.locked`), and after it
+ * committed. The schedule's tick meets `schedule`: decided under the runner's claim with nothing
+ * started (`.before`), and its execution committed before the schedule's cursor moved (`.after`).
  */
 const FAULT_CASES: readonly FaultCase[] = [
-  ...both("pending", 1, 4),
+  ...both("pending", 1, 5),
   ...both("sleep", 1),
   ...both("wait", 1, 3),
   ...both("timeout", 1),
   ...both("start-step", 1),
   ...both("settle", 1, 3, 6),
   ...both("park", 1, 3),
-  ...both("finish", 1, 2),
+  ...both("finish", 1, 2, 3, 4, 5),
   ...both("admit", 1),
   ["admit.locked", 1],
   ...both("claim", 1),
@@ -78,11 +86,12 @@ const FAULT_CASES: readonly FaultCase[] = [
   ...both("lease", 1),
   ["lease.after", 2],
   ...both("relay", 1),
-  ...both("start", 1),
+  ...both("start", 1, 2),
   ...both("emit", 1),
   ...both("interrupt", 1),
   ...both("deadline", 1),
   ...both("children", 1),
+  ...both("schedule", 1),
 ]
 
 /**
@@ -104,7 +113,15 @@ const EXPECTED_ATTEMPTS = {
    * delayed its first pass past its deadline (a pass that starts interrupting does no new work).
    */
   expiring: ["book#1", "unbook#1"],
+  tock: ["chime#1"],
 } as const
+/**
+ * The schedule `chimes` ticks every ten years; each case's database starts with its row as a fleet
+ * that was down over its latest tick would have left it: that tick undecided. The first runner to
+ * tick it starts `tock` for that tick, and no other tick falls in a run.
+ */
+const CHIMES = registration.canonical.schedules!["chimes"]!
+const CHIME_TICK = nextTickAfter(CHIMES, Date.now())! - CHIMES.everyMs!
 /** The ids of the executions the run starts, by what it calls them. */
 type Started = { spawned: string; heir: string; orphan: string; victim: string }
 /**
@@ -159,6 +176,20 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
   const db = internalsOf(akter).storage.db
   try {
     await installWriteAudit(database.url)
+    await db
+      .insertInto("akter.schedules")
+      .values({
+        owner_type: "Gauntlet",
+        schedule: "chimes",
+        definition: timingOf(CHIMES),
+        next_tick_ms: CHIME_TICK,
+        queued_tick_ms: null,
+        last_execution_id: null,
+        last_tick_ms: null,
+        claimed_by: null,
+        updated_at_ms: CHIME_TICK,
+      })
+      .execute()
     const replacement = fleet.spawn({ held: true })
     const doomed = fleet.spawn({ faults: `${point}:${hit}` })
     const ownerId = `gauntlet-${point}-${hit}`
@@ -184,6 +215,20 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
     replacement.release()
 
     const result = await run.result({ timeout: "120 seconds" })
+    // A runner that died holding the schedule's claim leaves the tick to whoever claims it after
+    // the claim lapses (30 s): the tick is decided once its cursor has moved past it.
+    const chimes = await waitUntil(
+      "the schedule's tick is decided and its claim released",
+      async () => {
+        const row = await db
+          .selectFrom("akter.schedules")
+          .selectAll()
+          .where("schedule", "=", "chimes")
+          .executeTakeFirstOrThrow()
+        return Number(row.next_tick_ms) > CHIME_TICK && row.claimed_by === null ? row : undefined
+      },
+      { timeoutMs: 90_000 },
+    )
     await waitUntil(
       "every execution finishes and leaves no timer or staged start",
       async () => {
@@ -253,13 +298,30 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
       _tag: "Interrupted",
       cause: "request",
     })
+    // The tick started one execution, keyed by the tick, and the schedule's row names it.
+    const tocks = await db
+      .selectFrom("akter.executions")
+      .select(["execution_id", "execution_key"])
+      .where("workflow", "=", "tock")
+      .execute()
+    expect(tocks).toEqual([
+      { execution_id: expect.any(String), execution_key: scheduleCommandId("chimes", CHIME_TICK) },
+    ])
+    const tock = tocks[0]!.execution_id
+    expect(chimes).toMatchObject({
+      next_tick_ms: CHIME_TICK + CHIMES.everyMs!,
+      last_tick_ms: CHIME_TICK,
+      last_execution_id: tock,
+      queued_tick_ms: null,
+    })
+    expect(await client.tock.attach(tock).result()).toEqual({ _tag: "Success", value: undefined })
     const executions = await db
       .selectFrom("akter.executions")
       .select(["execution_id", "status"])
       .orderBy("execution_id")
       .execute()
     expect(executions).toEqual(
-      [run.executionId, spawned, heirId, orphan, victim, expiring]
+      [run.executionId, spawned, heirId, orphan, victim, expiring, tock]
         .sort()
         .map((id) => ({ execution_id: id, status: "finished" })),
     )
@@ -270,7 +332,7 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
     expect(audit.overwrites).toEqual([])
     expect(audit.fenceBreaches).toEqual([])
     expect(audit.duplicateFinishes).toEqual([])
-    expect(audit.finishes).toBe(6)
+    expect(audit.finishes).toBe(executions.length)
     // Several settles can share a statement, so their order is not compared.
     expect(settledThenFinished(EXPECTED_SETTLES).map((allowed) => allowed.sort())).toContainEqual(
       settlesOf(audit, run.executionId).sort(),
@@ -279,6 +341,7 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
     expect(settledThenFinished(["double#1"])).toContainEqual(settlesOf(audit, heirId))
     expect(settlesOf(audit, victim)).toEqual([])
     expect(settlesOf(audit, orphan)).toEqual([])
+    expect(settledThenFinished(EXPECTED_ATTEMPTS.tock)).toContainEqual(settlesOf(audit, tock))
     expect([[], ...settledThenFinished(EXPECTED_ATTEMPTS.expiring)]).toContainEqual(
       settlesOf(audit, expiring),
     )
@@ -294,6 +357,7 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
         ...EXPECTED_ATTEMPTS.run.map((attempt) => `${run.executionId} ${attempt}`),
         ...EXPECTED_ATTEMPTS.leaf.map((attempt) => `${spawned} ${attempt}`),
         ...EXPECTED_ATTEMPTS.leaf.map((attempt) => `${heirId} ${attempt}`),
+        ...EXPECTED_ATTEMPTS.tock.map((attempt) => `${tock} ${attempt}`),
         ...(expiringRan ? EXPECTED_ATTEMPTS.expiring : []).map(
           (attempt) => `${expiring} ${attempt}`,
         ),

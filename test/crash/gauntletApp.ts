@@ -8,8 +8,10 @@
  * points), and an activity that starts another execution and interrupts it (client `start` and
  * `interrupt` points) and starts one more that its deadline interrupts (the `deadline` points),
  * after its compensation. `leaf` declares a concurrency key, so its starts take its group's lock
- * and its finishes pass the admission points (`admit`). Side effects inside activities carry the
- * attempt's idempotency key as their command id, so a rerun after a kill repeats none of them.
+ * and its finishes pass the admission points (`admit`). The schedule `chimes` starts `tock` at the
+ * tick the matrix leaves due (the `schedule` points, as the runner starts). Side effects inside
+ * activities carry the attempt's idempotency key as their command id, so a rerun after a kill
+ * repeats none of them.
  *
  * The sleep, the timeout and the backoff are long enough that each parks its pass even on a loaded
  * machine, so the order of fault-point hits stays the same from run to run. Every activity first
@@ -87,6 +89,17 @@ workflows:
       book: { kind: activity, output: { booking: string } }
       unbook: { kind: activity, input: { booking: string } }
       hold: { kind: wait, event: Never }
+  tock:
+    steps:
+      chime: { kind: activity }
+schedules:
+  chimes:
+    description: >-
+      Ticks once in a run: its ticks are ten years apart, and the matrix leaves its latest one
+      undecided before the runners start.
+    workflow: tock
+    every: 3650d
+    ownerId: gauntlet-chimes
 `
 
 export const registration = await registrationFromYaml(
@@ -223,6 +236,16 @@ export const workflows = [
         )
         yield* step(wf.hold())
       }),
+  }),
+  implementWorkflow(registration, "tock", {
+    activities: {
+      chime: (ctx: ActivityContext) => {
+        journalRun(ctx)
+        return Promise.resolve()
+      },
+    },
+    // Started by the schedule's tick, once however the runner that decides the tick dies.
+    body: (_: undefined, wf: Wf) => Effect.asVoid(step(wf.chime())),
   }),
 ]
 
