@@ -152,7 +152,7 @@ describeEachBackend("concurrency keys", (backend) => {
       "queued",
     ])
     await runs[2].interrupt()
-    expect(await runs[2].result()).toEqual({ _tag: "Interrupted" })
+    expect(await runs[2].result()).toEqual({ _tag: "Interrupted", cause: "request" })
     await runUntilIdle(akter, runner)
     expect(await Promise.all(runs.map(statusOf))).toEqual([
       "suspended",

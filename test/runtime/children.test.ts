@@ -245,7 +245,7 @@ describeEachBackend("children", (backend) => {
       })
       await run.interrupt()
       await runUntilIdle(akter, runner)
-      expect(await run.result()).toEqual({ _tag: "Interrupted" })
+      expect(await run.result()).toEqual({ _tag: "Interrupted", cause: "request" })
       const after = await childrenOf(run.executionId)
       expect(after.map((c) => [c.parent_step, c.status, c.outcome])).toEqual([
         ["loose", "finished", "interrupted"],
@@ -270,7 +270,7 @@ describeEachBackend("children", (backend) => {
       await runUntilIdle(akter, runner)
       await run.interrupt()
       await runUntilIdle(akter, runner)
-      expect(await run.result()).toEqual({ _tag: "Interrupted" })
+      expect(await run.result()).toEqual({ _tag: "Interrupted", cause: "request" })
       const after = await childrenOf(run.executionId)
       expect(after.map((c) => [c.parent_step, c.status, c.interrupt, c.parent_close])).toEqual([
         ["left", "suspended", false, "leave"],
