@@ -6,14 +6,16 @@
  *
  * The statements judged are the ones actually sent: two runners on one Postgres database run the
  * example app (every step kind, retries, a compensation, emits, an interrupt, starts of other
- * workflows, finishes, a schedule), and a client, the inspection read model, the studio's pages and
- * a retention sweep read and write beside them, while every pg client of the process records each
- * statement with its parameter values. Each statement is parsed by Postgres' own parser
- * (libpg-query) and judged by test/support/routingAudit.ts, on the values it was sent with: two
- * routing keys that are separate parameters must carry the same key. Sent statements, not source
- * text, because akter composes its writes from parts (runtime/storage/statementParts.ts) whose
- * substitutions only the sent text resolves; what no workload here sends is not judged, so the
- * test also checks that the workload reached every kind of write it means to cover.
+ * workflows, finishes, a schedule) and a workflow with a concurrency key whose executions of three
+ * owners share one key value (starts queued, finishes admitting the next), and a client, the
+ * inspection read model, the studio's pages and a retention sweep read and write beside them, while
+ * every pg client of the process records each statement with its parameter values. Each statement
+ * is parsed by Postgres' own parser (libpg-query) and judged by test/support/routingAudit.ts, on the
+ * values it was sent with: two routing keys that are separate parameters must carry the same key.
+ * Sent statements, not source text, because akter composes its writes from parts
+ * (runtime/storage/statementParts.ts) whose substitutions only the sent text resolves; what no
+ * workload here sends is not judged, so the test also checks that the workload reached every kind
+ * of write it means to cover.
  */
 import { readdirSync, readFileSync } from "node:fs"
 import pg from "pg"
@@ -107,6 +109,27 @@ const CROSS_OWNER: readonly {
       /^WITH "children_\d+" AS \(UPDATE akter\.executions SET interrupt = true WHERE parent_routing_key = /,
   },
   {
+    name: "group admission at start",
+    reason:
+      "a start of a workflow with a concurrency key admits its execution (`running`) or queues it by counting the admitted and queued executions of its group (engine/executionStore.ts admissionStatus); a group is one key value, shared by executions of any owner",
+    matches:
+      /^WITH "owner_created_\d+" AS \(INSERT INTO akter\.owners .* "inserted_\d+" AS \(INSERT INTO akter\.executions .*THEN 'running' ELSE 'queued' END/,
+  },
+  {
+    name: "group admission at finish",
+    reason:
+      "the finish of an execution with a concurrency key admits the oldest queued executions of its group, of any owner, and arms their timers, in its own statement (engine/executionStore.ts admitQueuedPart, outbox/outboxStore.ts armAdmittedTimersPart)",
+    matches:
+      /"admitted_\d+" AS \(UPDATE akter\.executions e SET status = 'running' FROM \( ?SELECT routing_key, execution_id FROM akter\.executions WHERE owner_type = /,
+  },
+  {
+    name: "group place",
+    reason:
+      "inspecting an execution with a concurrency key (inspectExecution, `akter inspect`, the studio's execution page) counts its group's admitted and queued executions, of every owner (runtime/inspect/executionQueries.ts concurrencyPlace)",
+    matches:
+      /^select count\(\*\) filter\(where "status" in \(\$1, \$2\)\) as "admitted", .* from "akter"\."executions" where "owner_type" = /,
+  },
+  {
     name: "startup compatibility check",
     reason:
       "a starting runner reads which workflows and manifests open executions of its owner types still need (runtime/runner/startupCheck.ts)",
@@ -166,6 +189,18 @@ const COVERED: readonly { what: string; matches: RegExp }[] = [
   },
   { what: "a timer armed", matches: /INSERT INTO akter\.outbox \([^)]*\) SELECT [^;]*'timer'/ },
   { what: "a fence taken", matches: /UPDATE akter\.owners SET generation = generation \+ 1/ },
+  {
+    what: "a start admitted or queued by its concurrency group",
+    matches: /INSERT INTO akter\.executions [^;]*THEN 'running' ELSE 'queued' END/,
+  },
+  {
+    what: "a finish admitting its group's next queued execution",
+    matches: /"admitted_\d+" AS \(UPDATE akter\.executions e SET status = 'running'/,
+  },
+  {
+    what: "an admitted execution's timer armed",
+    matches: /"admitted_timer_\d+" AS \(INSERT INTO akter\.outbox /,
+  },
 ]
 
 interface Sent {
@@ -212,6 +247,11 @@ workflows:
   held:
     steps:
       hold: { kind: activity }
+  served:
+    input: { customerId: string }
+    concurrency: { key: customerId, limit: 1 }
+    steps:
+      serve: { kind: activity }
 schedules:
   everySecond:
     workflow: stamp
@@ -298,6 +338,9 @@ describePostgres("routable statements, as sent", () => {
   // Report.held's activity runs until released (or until its runner gives it up).
   let released = false
   const releasing: (() => void)[] = []
+  // Report.served's activity likewise, so that one execution of a group runs while others queue.
+  let served = false
+  const serving: (() => void)[] = []
 
   beforeAll(async () => {
     await loadSqlParser()
@@ -320,6 +363,17 @@ describePostgres("routable statements, as sent", () => {
       },
       body: ((_: undefined, wf: UntypedSteps) => wf.hold()) as never,
     })
+    const servedWorkflow = implementWorkflow(report, "served", {
+      activities: {
+        serve: (ctx: { signal: AbortSignal }) =>
+          new Promise<void>((resolve, reject) => {
+            if (served) return resolve()
+            serving.push(resolve)
+            ctx.signal.addEventListener("abort", () => reject(new Error("given up")))
+          }),
+      },
+      body: ((_: { customerId: string }, wf: UntypedSteps) => wf.serve()) as never,
+    })
     // Two runners on one database: the buckets are split between them.
     for (let i = 0; i < 2; i++) {
       const akter = await testAkter({ databaseUrl: database.url })
@@ -327,7 +381,7 @@ describePostgres("routable statements, as sent", () => {
       runners.push(
         await startRunner({
           akter,
-          workflows: [...makeWorkflows(demoPace), stamp, held],
+          workflows: [...makeWorkflows(demoPace), stamp, held, servedWorkflow],
           pollMs: 50,
           leaseMs: 3000,
           retention: false,
@@ -388,10 +442,41 @@ describePostgres("routable statements, as sent", () => {
           timeout: "60 seconds",
         })
       }
-      // A runner drained while its activities run gives their executions up: it hands their timers
-      // back, and the other runner takes its buckets and finishes them.
+      // A concurrency group spans owners: three owners' executions share one key value, so the
+      // first runs (held) while the others queue, and each finish admits the next, of another owner.
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       const reports = makeOwnerClient<any>(a, report)
+      const grouped: {
+        executionId: string
+        status: () => Promise<{ status: string }>
+        result: (o: object) => Promise<unknown>
+      }[] = []
+      for (let i = 0; i < 3; i++) {
+        grouped.push(await reports.served.start(`c-${i}`, { customerId: "shared" }))
+      }
+      expect(await Promise.all(grouped.map(async (run) => (await run.status()).status))).toEqual([
+        expect.stringMatching(/^(running|suspended)$/),
+        "queued",
+        "queued",
+      ])
+      // The group's place, from the read model and the studio's execution page.
+      const lastQueued = grouped[2]!.executionId
+      expect((await inspectExecution(a, lastQueued))?.concurrency).toMatchObject({
+        value: "shared",
+        limit: 1,
+        admitted: 1,
+        queued: 2,
+        queuedAhead: 1,
+      })
+      const queuedPage = `http://studio.test/executions/${encodeURIComponent(lastQueued)}`
+      expect((await studioHandler(a, { readOnly: true })(new Request(queuedPage))).status).toBe(200)
+      served = true
+      for (const serve of serving.splice(0)) serve()
+      for (const run of grouped) {
+        expect(await run.result({ timeout: "60 seconds" })).toMatchObject({ _tag: "Success" })
+      }
+      // A runner drained while its activities run gives their executions up: it hands their timers
+      // back, and the other runner takes its buckets and finishes them.
       const holds: { result: (o: object) => Promise<unknown> }[] = await Promise.all(
         Array.from({ length: 16 }, (_, i) => reports.held.start(`h-${i}`, undefined)),
       )
