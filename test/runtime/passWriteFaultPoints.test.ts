@@ -3,8 +3,9 @@
  * statement and the next (`AKTER_FAULTS=settle.after:2`): every write passes its label's `before`
  * and `after` points, and a write that carries held settles or held parts also passes the `settle`
  * points — as a step-batch row and as a plain statement — while a write that carries nothing held
- * does not. Armed, a point kills the process, so this file records the points instead (the fault
- * module replaced by a recorder); the database is real, on PGlite and on Postgres.
+ * does not, nor a final write, which drops what is held. Armed, a point kills the process, so this
+ * file records the points instead (the fault module replaced by a recorder); the database is real,
+ * on PGlite and on Postgres.
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, expect, it, vi } from "vitest"
@@ -105,5 +106,18 @@ describeEachBackend("pass write fault points", (backend) => {
     ])
     expect(await pointsOf(() => pass.beginActivity("s5", 1))).toEqual(carrying)
     expect(rows).toBe(2)
+    // A final write drops a held settle: its batch row carries none, and passes no settle point.
+    pass.holdSettle({ step: "s4", attempt: 1, exit: exit(4) })
+    const finished = await pointsOf(() =>
+      pass.write("finish", {
+        finish: encodeJson({ _tag: "Success", value: {} }),
+        read: (outcome) => outcome.finished,
+        statement: () => {
+          throw new Error("a finish under a held generation goes as a batch row")
+        },
+      }),
+    )
+    expect(finished).toEqual(["finish.before", "finish.after"])
+    expect(rows).toBe(3)
   })
 })
