@@ -254,6 +254,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     log,
     health,
     runnerId: id,
+    claimMs: leaseMs,
     owners: [...new Set(served.registered.map((workflow) => workflow.owner))].map((owner) =>
       served.owners.get(owner)!,
     ),

@@ -34,8 +34,6 @@ import {
 import { estimatedNow, timeoutDelay } from "../storage/clock.js"
 import type { DatabaseHealth } from "./databaseHealth.js"
 
-/** How long a claim lets one runner decide a schedule's ticks before another may. */
-const CLAIM_MS = 30_000
 /** The soonest a timer looks again at a schedule another runner is deciding. */
 const MIN_RETRY_MS = 50
 
@@ -69,6 +67,11 @@ export interface ScheduleTickerOptions {
   readonly log: Logger
   readonly health: DatabaseHealth
   readonly runnerId: string
+  /**
+   * How long a claim lets one runner decide a schedule's ticks before another may: the runner's
+   * lease length, so a successor takes a dead runner's schedules when it takes its buckets.
+   */
+  readonly claimMs: number
   /** The owner types of the workflows this runner implements, and which workflows those are. */
   readonly owners: readonly OwnerRegistration[]
   readonly implements: (owner: string, workflow: string) => boolean
@@ -143,7 +146,7 @@ export const startScheduleTicker = async (options: ScheduleTickerOptions): Promi
             })
           }
           // Looked at again after a claim's length: by then this runner's claim has lapsed too.
-          entry.dueAt ??= estimatedNow(internals.clock) + CLAIM_MS
+          entry.dueAt ??= estimatedNow(internals.clock) + options.claimMs
         })
         .finally(() => {
           entry.ticking = false
@@ -164,7 +167,7 @@ export const startScheduleTicker = async (options: ScheduleTickerOptions): Promi
       internals.clock,
       options.runnerId,
       entry.declared,
-      CLAIM_MS,
+      options.claimMs,
       wanted,
     )
     if (claim === undefined) return // the row is gone (the CLI cannot delete it; a reset database)

@@ -215,7 +215,8 @@ const runCase = async ([point, hit]: FaultCase, expect: ExpectStatic) => {
 
     const result = await run.result({ timeout: "120 seconds" })
     // A runner that died holding the schedule's claim leaves the tick to whoever claims it after
-    // the claim lapses (30 s): the tick is decided once its cursor has moved past it.
+    // the claim lapses (a lease length, 3 s here): the tick is decided once its cursor has moved
+    // past it.
     const chimes = await waitUntil(
       "the schedule's tick is decided and its claim released",
       async () => {
