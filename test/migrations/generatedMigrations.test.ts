@@ -10,24 +10,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createTempProject, runAkter, type TempProject } from "../codegen/tempProject.js"
 import { REPO } from "../codegen/typeCheck.js"
-
-const TSCONFIG = {
-  compilerOptions: {
-    target: "es2023",
-    lib: ["es2023"],
-    module: "nodenext",
-    moduleResolution: "nodenext",
-    customConditions: ["akter-source"],
-    types: ["node"],
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    exactOptionalPropertyTypes: true,
-    verbatimModuleSyntax: true,
-    skipLibCheck: true,
-    noEmit: true,
-  },
-  include: ["src"],
-}
+import { linkedProjectTsconfig } from "../readme/readmeSections.js"
 
 /** An implementation of release 3's `apply`; `migrations` is spliced in by each case. */
 const app = (migrations: string) => `import { Effect } from "effect"
@@ -60,7 +43,7 @@ describe("migrations in generated code", { timeout: 240_000 }, () => {
       join(project.root, "node_modules", "@types"),
       "dir",
     )
-    project.write("tsconfig.json", `${JSON.stringify(TSCONFIG, null, 2)}\n`)
+    project.write("tsconfig.json", `${JSON.stringify(linkedProjectTsconfig(["src"]), null, 2)}\n`)
     project.write(
       "manifests/loan.yaml",
       readFileSync(join(REPO, "test/fixtures/migrations/loan/v3.yaml"), "utf8"),

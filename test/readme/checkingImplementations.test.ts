@@ -15,40 +15,13 @@ import {
   REPO,
   type InstalledProject,
 } from "../support/packedAkter.js"
-
-interface SectionBlock {
-  readonly language: string
-  readonly file: string | undefined
-  readonly text: string
-  /** 1-based line of the opening fence, for failure messages. */
-  readonly line: number
-}
+import { sectionBlocks } from "./readmeSections.js"
 
 const TAG = "implementations"
 
-const sectionBlocks = (markdown: string): SectionBlock[] => {
-  const blocks: SectionBlock[] = []
-  const lines = markdown.split("\n")
-  for (let index = 0; index < lines.length; index++) {
-    const open = /^```(\w+)\s+(.*)$/.exec(lines[index]!)
-    if (open === null || !open[2]!.split(/\s+/).includes(TAG)) continue
-    const body: string[] = []
-    let end = index + 1
-    while (end < lines.length && lines[end] !== "```") body.push(lines[end++]!)
-    blocks.push({
-      language: open[1]!,
-      file: /(?:^|\s)file=(\S+)/.exec(open[2]!)?.[1],
-      text: `${body.join("\n")}\n`,
-      line: index + 1,
-    })
-    index = end
-  }
-  return blocks
-}
-
 describeWithRegistry("the README's Checking your implementations section", () => {
   const readme = readFileSync(join(REPO, "README.md"), "utf8")
-  const blocks = sectionBlocks(readme)
+  const blocks = sectionBlocks(readme, [TAG])
   let project: InstalledProject
 
   beforeAll(() => {

@@ -17,54 +17,9 @@ import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { runUntilIdle, testAkter } from "../../runtime/testing/index.js"
 import { createTempProject, runAkter, type TempProject } from "../codegen/tempProject.js"
 import { REPO } from "../codegen/typeCheck.js"
-
-interface SectionBlock {
-  readonly language: string
-  readonly file: string | undefined
-  readonly text: string
-  /** 1-based line of the opening fence, for failure messages. */
-  readonly line: number
-}
+import { linkedProjectTsconfig, sectionBlocks, type SectionBlock } from "./readmeSections.js"
 
 const TAG = "migrations"
-
-const sectionBlocks = (markdown: string): SectionBlock[] => {
-  const blocks: SectionBlock[] = []
-  const lines = markdown.split("\n")
-  for (let index = 0; index < lines.length; index++) {
-    const open = /^```(\w+)\s+(.*)$/.exec(lines[index]!)
-    if (open === null || !open[2]!.split(/\s+/).includes(TAG)) continue
-    const body: string[] = []
-    let end = index + 1
-    while (end < lines.length && lines[end] !== "```") body.push(lines[end++]!)
-    blocks.push({
-      language: open[1]!,
-      file: /(?:^|\s)file=(\S+)/.exec(open[2]!)?.[1],
-      text: `${body.join("\n")}\n`,
-      line: index + 1,
-    })
-    index = end
-  }
-  return blocks
-}
-
-const TSCONFIG = {
-  compilerOptions: {
-    target: "es2023",
-    lib: ["es2023"],
-    module: "nodenext",
-    moduleResolution: "nodenext",
-    customConditions: ["akter-source"],
-    types: ["node"],
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    exactOptionalPropertyTypes: true,
-    verbatimModuleSyntax: true,
-    skipLibCheck: true,
-    noEmit: true,
-  },
-  include: ["src", "generated"],
-}
 
 const LOCK = "manifests/akter.lock.json"
 
@@ -74,13 +29,16 @@ type AnyClient = any
 
 describe("the README's Migrating recorded data section", { timeout: 300_000 }, () => {
   const readme = readFileSync(join(REPO, "README.md"), "utf8")
-  const blocks = sectionBlocks(readme)
+  const blocks = sectionBlocks(readme, [TAG])
   const releases: TempProject[] = []
 
   const newProject = () => {
     const project = createTempProject()
     symlinkSync(join(REPO, "node_modules", "@types"), join(project.root, "node_modules", "@types"))
-    project.write("tsconfig.json", `${JSON.stringify(TSCONFIG, null, 2)}\n`)
+    project.write(
+      "tsconfig.json",
+      `${JSON.stringify(linkedProjectTsconfig(["src", "generated"]), null, 2)}\n`,
+    )
     releases.push(project)
     return project
   }

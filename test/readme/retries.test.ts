@@ -17,51 +17,9 @@ import type { OwnerRegistration } from "../../runtime/model/registration.js"
 import { inspectExecution, runUntilIdle, testAkter } from "../../runtime/testing/index.js"
 import { createTempProject, runAkter, type TempProject } from "../codegen/tempProject.js"
 import { REPO } from "../codegen/typeCheck.js"
-
-interface SectionBlock {
-  readonly language: string
-  readonly file: string | undefined
-  readonly text: string
-}
+import { linkedProjectTsconfig, sectionBlocks } from "./readmeSections.js"
 
 const TAGS = ["retries", "deadline"]
-
-const sectionBlocks = (markdown: string): SectionBlock[] => {
-  const blocks: SectionBlock[] = []
-  const lines = markdown.split("\n")
-  for (let index = 0; index < lines.length; index++) {
-    const open = /^```(\w+)\s+(.*)$/.exec(lines[index]!)
-    if (open === null || !open[2]!.split(/\s+/).some((word) => TAGS.includes(word))) continue
-    const body: string[] = []
-    let end = index + 1
-    while (end < lines.length && lines[end] !== "```") body.push(lines[end++]!)
-    blocks.push({
-      language: open[1]!,
-      file: /(?:^|\s)file=(\S+)/.exec(open[2]!)?.[1],
-      text: `${body.join("\n")}\n`,
-    })
-    index = end
-  }
-  return blocks
-}
-
-const TSCONFIG = {
-  compilerOptions: {
-    target: "es2023",
-    lib: ["es2023"],
-    module: "nodenext",
-    moduleResolution: "nodenext",
-    customConditions: ["akter-source"],
-    types: ["node"],
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    exactOptionalPropertyTypes: true,
-    verbatimModuleSyntax: true,
-    skipLibCheck: true,
-    noEmit: true,
-  },
-  include: ["src", "generated"],
-}
 
 /** A table's lines with runs of spaces as one and the relative due time as a placeholder. */
 const normalized = (table: string) =>
@@ -72,13 +30,16 @@ const normalized = (table: string) =>
 
 describe("the README's Retries and declared errors section", { timeout: 240_000 }, () => {
   const readme = readFileSync(join(REPO, "README.md"), "utf8")
-  const blocks = sectionBlocks(readme)
+  const blocks = sectionBlocks(readme, TAGS)
   let project: TempProject
 
   beforeAll(() => {
     project = createTempProject()
     symlinkSync(join(REPO, "node_modules", "@types"), join(project.root, "node_modules", "@types"))
-    project.write("tsconfig.json", `${JSON.stringify(TSCONFIG, null, 2)}\n`)
+    project.write(
+      "tsconfig.json",
+      `${JSON.stringify(linkedProjectTsconfig(["src", "generated"]), null, 2)}\n`,
+    )
     for (const block of blocks) if (block.file !== undefined) project.write(block.file, block.text)
     const generated = runAkter(project.root, ["generate"])
     if (generated.code !== 0) throw new Error(`akter generate failed:\n${generated.stderr}`)
