@@ -9,18 +9,14 @@ import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
-import {
-  implementWorkflow,
-  makeOwnerClient,
-  startRunner,
-  type Runner,
-} from "../../runtime/index.js"
+import { implementWorkflow, makeOwnerClient, type Runner } from "../../runtime/index.js"
 import { showExecution } from "../../runtime/inspect/executionQueries.js"
 import { runUntilIdle, type TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { type UntypedSteps as Wf } from "../support/untypedSteps.js"
 import { installSettleAudit, readWriteAudit } from "../support/writeAudit.js"
+import { withRunner as runnerFor } from "../support/withRunner.js"
 
 const FAMILY = `
 akter: 1
@@ -131,14 +127,8 @@ describeEachBackend("children", (backend) => {
   })
 
   const db = () => internalsOf(akter).storage.db
-  const withRunner = async <A>(run: (runner: Runner) => Promise<A>): Promise<A> => {
-    const runner = await startRunner({ akter, workflows, pollMs: 20 })
-    try {
-      return await run(runner)
-    } finally {
-      await runner.close()
-    }
-  }
+  const withRunner = <A>(run: (runner: Runner) => Promise<A>): Promise<A> =>
+    runnerFor({ akter, workflows, pollMs: 20 }, run)
   const childrenOf = (executionId: string) =>
     db()
       .selectFrom("akter.executions")

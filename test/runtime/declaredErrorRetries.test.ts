@@ -12,7 +12,6 @@ import { renderExecutionDetail } from "../../cli/renderInspection.js"
 import {
   implementWorkflow,
   makeOwnerClient,
-  startRunner,
   type Runner,
   type WorkflowImplementation,
 } from "../../runtime/index.js"
@@ -21,6 +20,7 @@ import { inspectExecution, runUntilIdle, type TestAkter } from "../../runtime/te
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { RunCounter } from "./probeWorkflows.js"
+import { withRunner as runnerFor } from "../support/withRunner.js"
 
 const YAML = `
 akter: 1
@@ -101,14 +101,8 @@ describeEachBackend("declared errors and retries", (backend) => {
     await akter?.close()
   })
 
-  const withRunner = async <A>(run: (runner: Runner) => Promise<A>): Promise<A> => {
-    const runner = await startRunner({ akter, workflows, pollMs: 20 })
-    try {
-      return await run(runner)
-    } finally {
-      await runner.close()
-    }
-  }
+  const withRunner = <A>(run: (runner: Runner) => Promise<A>): Promise<A> =>
+    runnerFor({ akter, workflows, pollMs: 20 }, run)
 
   /** The activity's rows as [attempt, exit tag, error tag or die message, next attempt due]. */
   const attemptRows = async (executionId: string) => {

@@ -18,6 +18,7 @@ import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/i
 import { createPostgresDatabase, describeEachBackend } from "../support/backends.js"
 import { installSettleAudit, readWriteAudit } from "../support/writeAudit.js"
 import { makeProbe, probeYaml, type Probe } from "./probeWorkflows.js"
+import { withRunner as runnerFor } from "../support/withRunner.js"
 
 // The client of an untyped (test) registration.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -48,14 +49,8 @@ describeEachBackend("engine", (backend) => {
   const db = () => internalsOf(akter).storage.db
   const newOwner = () => `o-${randomUUID().slice(0, 8)}`
 
-  const withRunner = async <A>(run: (runner: Runner) => Promise<A>): Promise<A> => {
-    const runner = await startRunner({ akter, workflows: probe.workflows, pollMs: 20 })
-    try {
-      return await run(runner)
-    } finally {
-      await runner.close()
-    }
-  }
+  const withRunner = <A>(run: (runner: Runner) => Promise<A>): Promise<A> =>
+    runnerFor({ akter, workflows: probe.workflows, pollMs: 20 }, run)
 
   const stepRows = async (executionId: string) =>
     db()

@@ -15,7 +15,6 @@ import {
   implementWorkflow,
   listExecutions,
   makeOwnerClient,
-  startRunner,
   type Runner,
   type WorkflowImplementation,
 } from "../../runtime/index.js"
@@ -25,6 +24,7 @@ import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { installSettleAudit, readWriteAudit } from "../support/writeAudit.js"
 import { Gates, RunCounter } from "./probeWorkflows.js"
+import { withRunner as runnerFor } from "../support/withRunner.js"
 
 const YAML = `
 akter: 1
@@ -97,14 +97,8 @@ describeEachBackend("workflow deadline", (backend) => {
 
   const db = () => internalsOf(akter).storage.db
 
-  const withRunner = async <A>(run: (runner: Runner) => Promise<A>): Promise<A> => {
-    const runner = await startRunner({ akter, workflows, pollMs: 20 })
-    try {
-      return await run(runner)
-    } finally {
-      await runner.close()
-    }
-  }
+  const withRunner = <A>(run: (runner: Runner) => Promise<A>): Promise<A> =>
+    runnerFor({ akter, workflows, pollMs: 20 }, run)
 
   const executionRow = (executionId: string) =>
     db()
