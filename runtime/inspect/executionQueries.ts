@@ -15,7 +15,6 @@ import type {
   Database,
   Db,
   ExecutionStatusColumn,
-  RoutingKey,
   Row,
   StepKindColumn,
 } from "../storage/database.js"
@@ -415,40 +414,33 @@ const callerOf = (text: string): { caller: unknown; defect?: string } => {
 }
 
 /**
- * The concurrency group of one execution and its place there: the execution's key path and value
- * (read under its routing key), then its group's admitted and queued executions counted over the
- * group's index (migration 0007) — a group spans owners, so that count is sent only for an
- * execution that has a group; the limit comes from its start manifest. Undefined when the
- * execution has no group (its workflow declared no key) or does not exist.
+ * The concurrency group of one execution and its place there, from its row (read under its routing
+ * key by `showExecution`): its group's admitted and queued executions counted over the group's
+ * index (migration 0007) — a group spans owners, so that count is sent only for an execution that
+ * has a group; the limit comes from its start manifest. Undefined when the execution has no group
+ * (its workflow declared no key).
  *
  * @example
- * const place = await concurrencyPlace(db, routingKey, run.executionId)
+ * const place = await concurrencyPlace(db, row)
  * // { key: "customerId", value: "c3", limit: 1, admitted: 1, queued: 2, queuedAhead: 1 }
  */
 export const concurrencyPlace = async (
   db: Db,
-  routingKey: RoutingKey,
-  executionId: string,
+  row: Pick<
+    Row<"akter.executions">,
+    | "tenant"
+    | "owner_type"
+    | "workflow"
+    | "manifest_hash"
+    | "status"
+    | "concurrency_key"
+    | "concurrency_value"
+    | "queue_order"
+  >,
 ): Promise<ConcurrencyPlace | undefined> => {
-  const row = await db
-    .selectFrom("akter.executions")
-    .select([
-      "tenant",
-      "owner_type",
-      "workflow",
-      "manifest_hash",
-      "status",
-      "concurrency_key",
-      "concurrency_value",
-      "queue_order",
-    ])
-    .where("routing_key", "=", routingKey)
-    .where("execution_id", "=", executionId)
-    .executeTakeFirst()
-  if (row === undefined || row.concurrency_key === null || row.concurrency_value === null) {
-    return undefined
-  }
-  const { key, value } = { key: row.concurrency_key, value: row.concurrency_value }
+  const key = row.concurrency_key
+  const value = row.concurrency_value
+  if (key === null || value === null) return undefined
   const [counts, manifest] = await Promise.all([
     db
       .selectFrom("akter.executions")
@@ -513,6 +505,9 @@ export const showExecution = async (
       "parent_step",
       "parent_awaits",
       "parent_close",
+      "concurrency_key",
+      "concurrency_value",
+      "queue_order",
     ])
     .where("routing_key", "=", routingKey)
     .where("execution_id", "=", executionId)
@@ -589,7 +584,7 @@ export const showExecution = async (
       child: step.child_id ?? undefined,
     })
   }
-  const concurrency = await concurrencyPlace(db, routingKey, executionId)
+  const concurrency = await concurrencyPlace(db, row)
   return {
     ...summaryOf(row),
     caller: caller.caller,
