@@ -10,9 +10,18 @@ import type { ManifestPath } from "../../runtime/compatibility/rules.js"
 import type { EarlierShapes, OwnerEarlierShapes } from "../../runtime/model/earlierShapes.js"
 import type { CurrentManifests } from "./checkProject.js"
 
-/** A declared migration: of an event's payload, of a workflow's input, or of a step's output. */
+/**
+ * A declared migration: of an event's payload, of a workflow's input, of a step's output, or of a
+ * declared error's payload.
+ */
 export type DeclaredMigration =
   | { readonly owner: string; readonly event: string; readonly migration: string }
+  | {
+      readonly owner: string
+      readonly workflow: string
+      readonly error: string
+      readonly migration: string
+    }
   | { readonly owner: string; readonly workflow: string; readonly migration: string }
   | {
       readonly owner: string
@@ -31,25 +40,37 @@ export type RetirableMigration = DeclaredMigration & {
 const keyOf = (migration: DeclaredMigration): string =>
   "event" in migration
     ? JSON.stringify([migration.owner, "event", migration.event, migration.migration])
-    : "step" in migration
+    : "error" in migration
       ? JSON.stringify([
           migration.owner,
-          "step",
+          "error",
           migration.workflow,
-          migration.step,
+          migration.error,
           migration.migration,
         ])
-      : JSON.stringify([migration.owner, "input", migration.workflow, migration.migration])
+      : "step" in migration
+        ? JSON.stringify([
+            migration.owner,
+            "step",
+            migration.workflow,
+            migration.step,
+            migration.migration,
+          ])
+        : JSON.stringify([migration.owner, "input", migration.workflow, migration.migration])
 
 /**
  * The migration a `recorded-data-migrated` finding names: of the event when it names one (a wait
- * reads its event's migrations), else of the step's output, else of the workflow's input.
+ * reads its event's migrations), else of the declared error when it names one, else of the step's
+ * output, else of the workflow's input.
  */
 const neededBy = (finding: Finding): DeclaredMigration | undefined => {
   if (finding.rule !== "recorded-data-migrated" || finding.migration === undefined) return undefined
   const { owner, migration } = finding
   if (finding.event !== undefined) return { owner, event: finding.event, migration }
   if (finding.workflow === undefined) return undefined
+  if (finding.error !== undefined) {
+    return { owner, workflow: finding.workflow, error: finding.error, migration }
+  }
   if (finding.step !== undefined) {
     return { owner, workflow: finding.workflow, step: finding.step, migration }
   }
@@ -84,6 +105,14 @@ const declaredMigrations = (current: CurrentManifests): RetirableMigration[] => 
           ["workflows", workflow, "steps", step, "output", "earlier"],
           (migration) => ({ owner, workflow, step, migration }),
         )
+      }
+      for (const [error, errorShapes] of Object.entries(shapes.errors ?? {})) {
+        each(errorShapes, ["workflows", workflow, "errors", error, "earlier"], (migration) => ({
+          owner,
+          workflow,
+          error,
+          migration,
+        }))
       }
     }
   }
@@ -127,6 +156,8 @@ export const describeMigration = (migration: DeclaredMigration): string =>
   `migration "${migration.migration}" of ` +
   ("event" in migration
     ? `the payload of event "${migration.event}" of ${migration.owner}`
-    : "step" in migration
-      ? `the output of step "${migration.step}" of ${migration.owner}.${migration.workflow}`
-      : `the input of ${migration.owner}.${migration.workflow}`)
+    : "error" in migration
+      ? `the payload of error "${migration.error}" of ${migration.owner}.${migration.workflow}`
+      : "step" in migration
+        ? `the output of step "${migration.step}" of ${migration.owner}.${migration.workflow}`
+        : `the input of ${migration.owner}.${migration.workflow}`)

@@ -16,7 +16,7 @@ import { stepKindModelOf } from "../../runtime/model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../../runtime/model/typeModel.js"
 import type { LoadedManifest } from "../manifest/loadedManifest.js"
 import type { ManifestPath } from "../manifest/sourcePositions.js"
-import { generatedTypeNames, generatedValueNames } from "../manifest/names.js"
+import { generatedTypeNames, generatedValueNames, pascalCase } from "../manifest/names.js"
 import { ownerFolder } from "./names.js"
 import { referencedTypes, usesJson } from "../manifest/typeParts.js"
 
@@ -75,6 +75,12 @@ export interface MigrationsPlan {
   readonly steps: readonly (readonly [string, readonly EarlierShapeDeclaration[]])[]
   /** By event some wait of the workflow reads. */
   readonly events: readonly (readonly [string, readonly EarlierShapeDeclaration[]])[]
+  /**
+   * By declared error of the workflow, in declaration order; each migrates to the error's class
+   * (an earlier shape is named after the workflow and the error, e.g. `ApplyFlaggedV1`, since
+   * workflows of one owner share the class but not their earlier shapes).
+   */
+  readonly errors: readonly (readonly [string, readonly EarlierShapeDeclaration[]])[]
 }
 
 export interface WorkflowPlan {
@@ -187,10 +193,12 @@ const earlierDeclarations = (
   current: string,
   what: string,
   origin: ManifestPath,
+  /** What the earlier shapes' names start with, when not the current type's name. */
+  nameBase = current,
 ): EarlierShapeDeclaration[] =>
   Object.entries(shapes ?? {}).map(([migration, type]) => ({
     migration,
-    name: generatedTypeNames.earlierShape(current, migration),
+    name: generatedTypeNames.earlierShape(nameBase, migration),
     type,
     docs: joinDocs(
       `An earlier shape of ${what}, which migration \`${migration}\` turns into {@link ${current}}.`,
@@ -245,9 +253,24 @@ const migrationsPlan = (
         ),
       ] as const,
   )
-  return input.length === 0 && steps.length === 0 && events.length === 0
+  const errors = Object.keys(decl.errors)
+    .filter((error) => own?.errors?.[error] !== undefined)
+    .map(
+      (error) =>
+        [
+          error,
+          earlierDeclarations(
+            own?.errors?.[error],
+            generatedTypeNames.errorClass(error),
+            `the payload of error \`${error}\` of workflow \`${name}\``,
+            [...origin, "errors", error],
+            `${pascalCase(name)}${generatedTypeNames.errorClass(error)}`,
+          ),
+        ] as const,
+    )
+  return input.length === 0 && steps.length === 0 && events.length === 0 && errors.length === 0
     ? undefined
-    : { input, steps, events }
+    : { input, steps, events, errors }
 }
 
 const workflowPlan = (
@@ -349,6 +372,7 @@ export const planOwner = (source: LoadedManifest): OwnerPlan => {
         : [
             ...workflow.migrations.input,
             ...workflow.migrations.steps.flatMap(([, shapes]) => shapes),
+            ...workflow.migrations.errors.flatMap(([, shapes]) => shapes),
           ],
     ),
   ]

@@ -120,6 +120,11 @@ const migrationGroups = (
       migrations.events,
       "Of event payloads, applied when a wait reads an event of an earlier shape.",
     ),
+    ...grouped(
+      "errors",
+      migrations.errors,
+      "Of declared errors' payloads, applied when a recorded failure of an earlier shape is replayed; each returns the error as it is declared now.",
+    ),
   ]
 }
 

@@ -7,7 +7,8 @@
  *       earlier:
  *         v1: { limitCents: integer }
  *
- * on an event's payload, a workflow's input and an activity's output. `splitEarlierShapes` takes
+ * on an event's payload, a workflow's input, an activity's output and a declared error's payload
+ * (under the workflow's `errors:`, read wherever a step recorded the error). `splitEarlierShapes` takes
  * them out of the plain data before the type checker reads it (so the type language itself has no
  * such construct), and `checkEarlierShapes` parses them, located, into the model's earlier shapes.
  */
@@ -32,6 +33,7 @@ export type EarlierTarget =
   | { readonly kind: "event"; readonly event: string }
   | { readonly kind: "input"; readonly workflow: string }
   | { readonly kind: "step"; readonly workflow: string; readonly step: string }
+  | { readonly kind: "error"; readonly workflow: string; readonly error: string }
 
 /** One `earlier:` entry found in a manifest, not yet parsed. */
 export interface EarlierEntry {
@@ -124,6 +126,18 @@ export const splitEarlierShapes = (
         }
         next = withEntry(next, "steps", nextSteps)
       }
+      const errors = asMapping(next["errors"])
+      if (errors !== undefined) {
+        let nextErrors = errors
+        for (const [error, payload] of Object.entries(errors)) {
+          nextErrors = withEntry(
+            nextErrors,
+            error,
+            split(payload, [...at, "errors", error], { kind: "error", workflow, error }, entries),
+          )
+        }
+        next = withEntry(next, "errors", nextErrors)
+      }
       nextWorkflows = withEntry(nextWorkflows, workflow, next)
     }
     manifest = withEntry(manifest, "workflows", nextWorkflows)
@@ -179,7 +193,11 @@ export const checkEarlierShapes = (
   const events: Record<string, EarlierShapes> = {}
   const workflows: Record<
     string,
-    { input?: EarlierShapes; steps?: Record<string, EarlierShapes> }
+    {
+      input?: EarlierShapes
+      steps?: Record<string, EarlierShapes>
+      errors?: Record<string, EarlierShapes>
+    }
   > = {}
   let complete = true
   for (const entry of entries) {
@@ -196,7 +214,10 @@ export const checkEarlierShapes = (
     const workflow = workflows[target.workflow] ?? {}
     setEntry(workflows, target.workflow, workflow)
     if (target.kind === "input") workflow.input = shapes
-    else {
+    else if (target.kind === "error") {
+      workflow.errors ??= {}
+      setEntry(workflow.errors, target.error, shapes)
+    } else {
       workflow.steps ??= {}
       setEntry(workflow.steps, target.step, shapes)
     }

@@ -216,8 +216,11 @@ export const manifestFormat = (type: z.ZodType) => {
       description: description.optional(),
       input: migratable.optional().describe("Start input, an object type."),
       output: type.optional().describe("Result on success."),
-      errors: typeMap(name(ERROR_NAME, "an error name"))
-        .describe("Declared errors: name → payload object type ({} for none).")
+      errors: z
+        .record(name(ERROR_NAME, "an error name"), migratable)
+        .describe(
+          "Declared errors: name → payload object type ({} for none), with the earlier shapes recorded failures may have.",
+        )
         .optional(),
       key: z
         .string()

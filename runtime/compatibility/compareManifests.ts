@@ -4,7 +4,11 @@
  * executions themselves, so every step of the released manifest may be settled or pending, and every
  * marker value the released manifest accepts may be recorded.
  */
-import type { CanonicalOwner, CanonicalWorkflow } from "../model/canonicalManifest.js"
+import type {
+  CanonicalOwner,
+  CanonicalStep,
+  CanonicalWorkflow,
+} from "../model/canonicalManifest.js"
 import { canonicalJson } from "../model/canonicalJson.js"
 import {
   readerEarlierShapes,
@@ -13,7 +17,7 @@ import {
   type ReaderEarlierShapes,
 } from "../model/earlierShapes.js"
 import type { Finding } from "./finding.js"
-import { shapeReading, stepReading, type ShapeReading } from "./migrations.js"
+import { declaredShapesOf, shapeReading, stepReading, type ShapeReading } from "./migrations.js"
 import { compareFindings } from "./finding.js"
 import {
   NEW_TO_RELEASED,
@@ -23,6 +27,7 @@ import {
   eventsWaitedFor,
   inputProblem,
   markerProblem,
+  migratedDataOf,
   notCoveredByEarlierShapes,
   recordedDataMigrated,
   outputProblem,
@@ -31,7 +36,6 @@ import {
   stepResultChanged,
   stepResultDiffers,
   stepResultIncompatible,
-  stepResultRefusal,
   toFinding,
   workflowRemoved,
   type LocatedDraft,
@@ -81,6 +85,46 @@ const migratedOr = (
 }
 
 /**
+ * How the new manifest reads a step's results recorded under the released one: each part read
+ * through a migration is reported (info) naming the release it covers; a refusal of a part the new
+ * manifest declares earlier shapes of says that none of them covers it.
+ */
+const stepResultDrafts = (
+  c: WorkflowComparison,
+  step: string,
+  read: CanonicalStep,
+  written: CanonicalStep,
+  earlier: ReaderEarlierShapes,
+  released: string,
+): LocatedDraft[] => {
+  const reading = stepReading(read, written, step, earlier)
+  if (reading.kind === "refused") {
+    const draft = stepResultIncompatible(c, step, reading.refusal)
+    const declared = declaredShapesOf(reading.part, step, read, written, earlier)
+    return [
+      declared === undefined || Object.keys(declared).length === 0
+        ? draft
+        : notCoveredByEarlierShapes(
+            draft,
+            c,
+            migratedDataOf(step, written, read, reading.part),
+            Object.keys(declared),
+            released,
+          ),
+    ]
+  }
+  if (reading.migrated.length === 0) return [stepResultChanged(c, step, null)]
+  return reading.migrated.map((migrated) =>
+    recordedDataMigrated(
+      c,
+      migratedDataOf(step, written, read, migrated.part),
+      migrated.migration,
+      released,
+    ),
+  )
+}
+
+/**
  * The marker values executions started under the writer may carry. Released manifest (forward):
  * any value of its range, and none at all when its `min` is 0 (executions that predate the marker).
  * New manifest (rollback): exactly its `current`, which every execution it starts records.
@@ -124,22 +168,7 @@ const workflowDrafts = (
     const read = c.reader.steps[step]!
     push(parentCloseChanged(c, step, read, written))
     if (!stepResultDiffers(read, written)) continue
-    const declared =
-      written.kind === "wait" && read.event !== undefined
-        ? earlier.events?.[read.event]
-        : earlier.steps?.[step]
-    const data: MigratedData =
-      written.kind === "wait" && read.event !== undefined
-        ? { kind: "wait", step, event: read.event }
-        : { kind: "step", step }
-    push(
-      migratedOr(c, data, stepReading(read, written, step, earlier), declared, released, () => {
-        const refusal = stepResultRefusal(read, written)
-        return refusal === null
-          ? stepResultChanged(c, step, null)
-          : stepResultIncompatible(c, step, refusal)
-      }),
-    )
+    drafts.push(...stepResultDrafts(c, step, read, written, earlier, released))
   }
   push(
     migratedOr(
@@ -152,7 +181,7 @@ const workflowDrafts = (
     ),
   )
   if (!c.perspective.rollback) {
-    push(outputProblem(c))
+    push(outputProblem(c, earlier.errors))
     // Concurrency keys decide when executions run, whichever manifest's runners run them: one
     // direction says it all.
     push(

@@ -86,6 +86,8 @@ export interface RecordedMigrations {
   readonly input?: AppliedMigration
   /** By step: an activity's recorded result, a wait's recorded event. */
   readonly steps: Readonly<Record<string, AppliedMigration>>
+  /** By step, then by declared error: the payload of a failure an activity or a race recorded. */
+  readonly errors?: Readonly<Record<string, Readonly<Record<string, AppliedMigration>>>>
 }
 
 export const NO_MIGRATIONS: RecordedMigrations = { steps: {} }
@@ -124,6 +126,7 @@ export const executionVerdict = (
     }
   }
   const migratedSteps: Record<string, AppliedMigration> = {}
+  const migratedErrors: Record<string, Record<string, AppliedMigration>> = {}
   let migratedInput: AppliedMigration | undefined
   const drafts: LocatedDraft[] = []
   const push = (draft: LocatedDraft | undefined) => {
@@ -159,8 +162,11 @@ export const executionVerdict = (
           const reading = stepReading(read, written, step, earlier)
           if (reading.kind === "refused") {
             drafts.push(stepResultIncompatible(c, step, reading.refusal))
-          } else if (reading.kind === "migrated") {
-            migratedSteps[step] = { migration: reading.migration, shape: reading.shape }
+          } else {
+            for (const { part, migration, shape } of reading.migrated) {
+              if (part.kind === "value") migratedSteps[step] = { migration, shape }
+              else (migratedErrors[step] ??= {})[part.error] = { migration, shape }
+            }
           }
         } else {
           unsettledChanged = true
@@ -192,8 +198,12 @@ export const executionVerdict = (
   const migrations: RecordedMigrations = {
     ...(migratedInput === undefined ? {} : { input: migratedInput }),
     steps: migratedSteps,
+    ...(Object.keys(migratedErrors).length === 0 ? {} : { errors: migratedErrors }),
   }
-  const migrated = migratedInput !== undefined || Object.keys(migratedSteps).length > 0
+  const migrated =
+    migratedInput !== undefined ||
+    Object.keys(migratedSteps).length > 0 ||
+    Object.keys(migratedErrors).length > 0
   return {
     problems,
     adopt,
@@ -205,8 +215,8 @@ export const executionVerdict = (
 }
 
 /**
- * The runner's manifest, except that the input and the steps read through migrations keep the
- * types the start manifest recorded them under.
+ * The runner's manifest, except that the input and the steps read through migrations (a result or
+ * a declared error's payload) keep the types the start manifest recorded them under.
  */
 const keepingRecordedShapes = (
   runner: CanonicalWorkflow,
@@ -214,7 +224,9 @@ const keepingRecordedShapes = (
   migrations: RecordedMigrations,
 ): CanonicalWorkflow => {
   const steps: Record<string, CanonicalStep> = { ...runner.steps }
-  for (const step of Object.keys(migrations.steps)) steps[step] = start.steps[step]!
+  for (const step of [...Object.keys(migrations.steps), ...Object.keys(migrations.errors ?? {})]) {
+    steps[step] = start.steps[step]!
+  }
   const sorted: Record<string, CanonicalStep> = {}
   for (const step of Object.keys(steps).sort()) sorted[step] = steps[step]!
   return {

@@ -36,6 +36,8 @@ export interface Finding {
   readonly marker?: string
   readonly event?: string
   readonly schedule?: string
+  /** The declared error whose recorded payloads a `recorded-data-migrated` finding is about. */
+  readonly error?: string
   /** The migration of recorded data a `recorded-data-migrated` finding says reads the data. */
   readonly migration?: string
   readonly message: string
@@ -243,6 +245,7 @@ export interface FindingDraft {
   readonly marker?: string
   readonly event?: string
   readonly schedule?: string
+  readonly error?: string
   readonly migration?: string
   readonly message: string
   readonly severity?: FindingSeverity
@@ -305,6 +308,7 @@ export const compareFindings = (a: Finding, b: Finding): number => {
     String(SEVERITY_ORDER[f.severity]),
     f.rule,
     f.step ?? "",
+    f.error ?? "",
     f.marker ?? "",
     f.event ?? "",
     f.schedule ?? "",

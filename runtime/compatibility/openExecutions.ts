@@ -15,6 +15,7 @@ import {
   inputProblem,
   markerProblem,
   outputProblem,
+  migratedDataOf,
   recordedDataMigrated,
   startManifestMissing,
   stepDeclarationProblem,
@@ -22,7 +23,6 @@ import {
   stepResultChanged,
   stepResultDiffers,
   stepResultIncompatible,
-  stepResultRefusal,
   toFinding,
   workflowRemoved,
   type LocatedDraft,
@@ -212,20 +212,19 @@ const groupFindings = (
         const read = runner.steps[step]!
         observe(parentCloseChanged(c, step, read, written))
         if (!stepResultDiffers(read, written)) continue
-        const refusal = stepResultRefusal(read, written)
         const settledRows = steps.filter((row) => row.step === step && row.settled)
         const settled = settledRows.length === 0 ? undefined : sum(settledRows)
         const reading = stepReading(read, written, step, earlier)
-        if (reading.kind === "migrated") {
-          const data: MigratedData =
-            written.kind === "wait" && read.event !== undefined
-              ? { kind: "wait", step, event: read.event }
-              : { kind: "step", step }
+        if (reading.kind === "read" && reading.migrated.length > 0) {
           if (settled !== undefined) {
-            observe(recordedDataMigrated(c, data, reading.migration, startedUnder), settled)
+            for (const { part, migration } of reading.migrated) {
+              const data = migratedDataOf(step, written, read, part)
+              observe(recordedDataMigrated(c, data, migration, startedUnder), settled)
+            }
           }
           continue
         }
+        const refusal = reading.kind === "refused" ? reading.refusal : null
         if (refusal === null) {
           observe(stepResultChanged(c, step, null))
           continue
@@ -240,7 +239,7 @@ const groupFindings = (
       if (input.kind === "migrated") {
         observe(recordedDataMigrated(c, { kind: "input" }, input.migration, startedUnder))
       } else observe(inputProblem(c))
-      observe(outputProblem(c))
+      observe(outputProblem(c, earlier.errors))
       for (const written of Object.values(start.steps)) {
         if (written.kind !== "wait" || written.event === undefined) continue
         const reader = owner.events[written.event]

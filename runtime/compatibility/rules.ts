@@ -22,6 +22,8 @@ import { parentCloseOf } from "../model/stepKinds/start.js"
 import type { CanonicalStepOf } from "../model/stepKinds/stepKindModel.js"
 import { stepKindModelOf } from "../model/stepKinds/stepKinds.js"
 import type { TypeNode } from "../model/typeModel.js"
+import type { EarlierShapes } from "../model/earlierShapes.js"
+import { shapeReading } from "./migrations.js"
 import {
   accepts,
   acceptsDeclared,
@@ -438,16 +440,79 @@ const resultPaths = (workflow: string, refusal: TypeRefusal): ManifestPath[] => 
 }
 
 /**
+ * The declared errors whose payloads the reader reads through a migration of its earlier shapes
+ * (`shapeReading`): a runner replays their recorded failures, so only clients' reading of the
+ * workflow's result remains to say (`migratedErrorsInResults`).
+ */
+const migratedErrorsOf = (
+  c: WorkflowComparison,
+  earlierErrors: Readonly<Record<string, EarlierShapes>>,
+): string[] =>
+  Object.keys(c.writer.errors).filter((error) => {
+    const reader = c.reader.errors[error]
+    const writer = c.writer.errors[error]!
+    return (
+      reader !== undefined && shapeReading(reader, writer, earlierErrors[error]).kind === "migrated"
+    )
+  })
+
+const withoutErrors = <W extends { readonly errors: Readonly<Record<string, TypeNode>> }>(
+  workflow: W,
+  errors: readonly string[],
+): W => {
+  const kept: Record<string, TypeNode> = {}
+  for (const [name, payload] of Object.entries(workflow.errors)) {
+    if (!errors.includes(name)) kept[name] = payload
+  }
+  return { ...workflow, errors: kept }
+}
+
+/**
+ * A declared error whose payload changed with a migration is part of the workflow's result too:
+ * runners read recorded failures through the migration, but a client decodes a result that fails
+ * with the error in the shape of the manifest it was built from. A warning, not a refusal: the
+ * migration is what the author asked for, and only a result that fails with the error is affected.
+ */
+const migratedErrorsInResults = (
+  c: WorkflowComparison,
+  errors: readonly string[],
+): LocatedDraft => {
+  const names = errors.map((error) => `"${error}"`).join(", ")
+  return {
+    rule: "output-incompatible",
+    owner: c.owner,
+    workflow: c.workflow,
+    severity: "warning",
+    message: `the payload of error ${names} of ${qualified(c)} changed: failures steps recorded are read through its migration, but a result of ${qualified(c)} that fails with it decodes only in clients built with the payload it was written with`,
+    at: errors.map((error) => ["workflows", c.workflow, "errors", error]),
+  }
+}
+
+/**
  * A workflow's result (its output or a declared error) is read by clients on both sides of a deploy:
  * clients built from the writer may be awaiting executions the reader's runners finish, and clients
  * built from the reader read results recorded under the writer (by runners still deployed, or kept
  * after finishing). So it must be readable in both directions, and there is no rollback mirror.
  */
-export const outputProblem = (c: WorkflowComparison): LocatedDraft | undefined => {
-  const toOldClients = resultRefusal(c.writer, c.reader)
-  const fromOldResults = resultRefusal(c.reader, c.writer)
+export const outputProblem = (
+  c: WorkflowComparison,
+  earlierErrors: Readonly<Record<string, EarlierShapes>> = {},
+): LocatedDraft | undefined => {
+  const migrated = migratedErrorsOf(c, earlierErrors)
+  const toOldClients = resultRefusal(
+    withoutErrors(c.writer, migrated),
+    withoutErrors(c.reader, migrated),
+  )
+  const fromOldResults = resultRefusal(
+    withoutErrors(c.reader, migrated),
+    withoutErrors(c.writer, migrated),
+  )
   const first = toOldClients ?? fromOldResults
-  if (first === null) return undefined
+  if (first === null) {
+    return migrated.length === 0 || resultRefusal(c.writer, c.reader) === null
+      ? undefined
+      : migratedErrorsInResults(c, migrated)
+  }
   const parts: string[] = []
   if (toOldClients !== null) {
     parts.push(
@@ -662,13 +727,33 @@ export type MigratedData =
   | { readonly kind: "event"; readonly event: string }
   /** The events a wait step recorded. */
   | { readonly kind: "wait"; readonly step: string; readonly event: string }
+  /** The payloads of a declared error a step recorded. */
+  | { readonly kind: "error"; readonly step: string; readonly error: string }
+
+/**
+ * The data one part of a step's recorded result is: a wait's events, an activity's results, or the
+ * payloads of one declared error.
+ */
+export const migratedDataOf = (
+  step: string,
+  written: CanonicalStep,
+  read: CanonicalStep,
+  part: { readonly kind: "value" } | { readonly kind: "error"; readonly error: string },
+): MigratedData =>
+  part.kind === "error"
+    ? { kind: "error", step, error: part.error }
+    : written.kind === "wait" && read.event !== undefined
+      ? { kind: "wait", step, event: read.event }
+      : { kind: "step", step }
 
 const earlierPath = (c: { readonly workflow?: string }, data: MigratedData): ManifestPath =>
   data.kind === "event" || data.kind === "wait"
     ? ["events", data.event, "earlier"]
     : data.kind === "input"
       ? ["workflows", c.workflow ?? "", "input", "earlier"]
-      : ["workflows", c.workflow ?? "", "steps", data.step, "output", "earlier"]
+      : data.kind === "error"
+        ? ["workflows", c.workflow ?? "", "errors", data.error, "earlier"]
+        : ["workflows", c.workflow ?? "", "steps", data.step, "output", "earlier"]
 
 const describeData = (
   c: { readonly owner: string; readonly workflow?: string },
@@ -680,7 +765,9 @@ const describeData = (
       ? `"${data.event}" events that wait "${data.step}" of ${c.owner}.${c.workflow} matched`
       : data.kind === "input"
         ? `inputs of ${c.owner}.${c.workflow}`
-        : `results of step "${data.step}" of ${c.owner}.${c.workflow}`
+        : data.kind === "error"
+          ? `"${data.error}" errors of step "${data.step}" of ${c.owner}.${c.workflow}`
+          : `results of step "${data.step}" of ${c.owner}.${c.workflow}`
 
 /**
  * Recorded data of an earlier shape the reader declares is read through its migration: says which
@@ -697,8 +784,11 @@ export const recordedDataMigrated = (
     rule: "recorded-data-migrated",
     owner: c.owner,
     ...(c.workflow === undefined ? {} : { workflow: c.workflow }),
-    ...(data.kind === "step" || data.kind === "wait" ? { step: data.step } : {}),
+    ...(data.kind === "step" || data.kind === "wait" || data.kind === "error"
+      ? { step: data.step }
+      : {}),
     ...(data.kind === "event" || data.kind === "wait" ? { event: data.event } : {}),
+    ...(data.kind === "error" ? { error: data.error } : {}),
     migration,
     message: `${describeData(c, data)} recorded under ${writer} are read through migration "${migration}"`,
     at: [[...at, migration], at],

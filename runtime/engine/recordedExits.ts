@@ -152,12 +152,41 @@ export const migrateRecorded = (
   return checked.data
 }
 
+/**
+ * How a step's recorded failures of an earlier shape are read: the migration each declared error's
+ * payload is read through, and the implementation's migrations of each error, by name.
+ */
+export interface ErrorMigrations {
+  readonly applied: Readonly<Record<string, AppliedMigration>> | undefined
+  readonly implemented:
+    Readonly<Record<string, Readonly<Record<string, (old: never) => unknown>>>> | undefined
+}
+
+/**
+ * A migration of an error's payload returns the error as the body sees it now; its fields (all but
+ * `_tag`) are what is checked against the current payload type.
+ */
+const returningFields =
+  (tag: string, migrate: (old: never) => unknown) =>
+  (old: never): unknown => {
+    const error = migrate(old)
+    if (typeof error !== "object" || error === null) return error
+    const returned = (error as { _tag?: unknown })._tag
+    if (returned !== undefined && returned !== tag) {
+      throw new Error(`it returned error ${String(returned)}, not ${tag}`)
+    }
+    const fields: Record<string, unknown> = {}
+    for (const [key, value] of Object.entries(error)) if (key !== "_tag") fields[key] = value
+    return fields
+  }
+
 /** Replays a recorded exit as the Effect the body sees. */
 export const replayExit = (
   what: string,
   registration: WorkflowRegistration,
   types: ResultTypes,
   exit: RecordedExit,
+  errorMigrations?: ErrorMigrations,
 ): Effect.Effect<unknown, unknown> => {
   switch (exit._tag) {
     case "Success": {
@@ -179,7 +208,23 @@ export const replayExit = (
           new RecordedDefect(`${what} recorded error ${tag}, which is no longer declared`),
         )
       }
-      return Effect.fail(new make(fields as never))
+      const applied = errorMigrations?.applied?.[tag]
+      if (applied === undefined) return Effect.fail(new make(fields as never))
+      const migrate = errorMigrations?.implemented?.[tag]?.[applied.migration]
+      return Effect.try({
+        try: () =>
+          migrateRecorded(
+            `the recorded error ${tag} of ${what}`,
+            fields,
+            applied,
+            migrate === undefined ? undefined : returningFields(tag, migrate),
+            types.errors[tag] ?? null,
+          ),
+        catch: (error) => error,
+      }).pipe(
+        Effect.orDie,
+        Effect.flatMap((migrated) => Effect.fail(new make(migrated as never))),
+      )
     }
     case "Die":
       return Effect.die(new RecordedDefect(exit.message))

@@ -98,6 +98,8 @@ export interface WorkflowMigrations {
   readonly input?: Migrations
   readonly steps?: Readonly<Record<string, Migrations>>
   readonly events?: Readonly<Record<string, Migrations>>
+  /** Of declared errors' payloads: each returns the error as it is declared now. */
+  readonly errors?: Readonly<Record<string, Migrations>>
 }
 
 /** An implemented workflow, ready to hand to `startRunner`. */
@@ -163,6 +165,9 @@ export const implementWorkflow = <I, O, E, Steps, Activities>(
             `event "${declared.event}" (waited for by step "${step}")`,
           )
         : undefined,
+    ),
+    ...Object.entries(earlier.errors ?? {}).map(([error, shapes]) =>
+      missingMigration(owner, workflow, shapes, migrations.errors?.[error], `error "${error}"`),
     ),
   ].find((problem) => problem !== undefined)
   if (missing !== undefined) throw new Error(missing)

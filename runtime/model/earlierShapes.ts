@@ -1,9 +1,10 @@
 /**
  * Earlier shapes of recorded data: what a manifest declares it still reads of a value recorded under
- * an older manifest (a step's output, a workflow's input, an event's payload), each under the name
- * of the migration that turns it into the current shape. They describe what a deployment reads, not
- * what it writes, so they are not part of the canonical manifest and never move a hash: adding or
- * retiring a migration changes no recorded execution's manifest.
+ * an older manifest (a step's output, a workflow's input, an event's payload, a declared error's
+ * payload), each under the name of the migration that turns it into the current shape. They
+ * describe what a deployment reads, not what it writes, so they are not part of the canonical
+ * manifest and never move a hash: adding or retiring a migration changes no recorded execution's
+ * manifest.
  */
 import { canonicalType } from "./canonicalType.js"
 import type { NamedTypes, TypeNode } from "./typeModel.js"
@@ -17,6 +18,8 @@ export interface WorkflowEarlierShapes {
   readonly input?: EarlierShapes
   /** Of an activity step's output, by step name. */
   readonly steps?: Readonly<Record<string, EarlierShapes>>
+  /** Of a declared error's payload, by error name: read wherever a step recorded the error. */
+  readonly errors?: Readonly<Record<string, EarlierShapes>>
 }
 
 /** The earlier shapes a manifest declares, by what they belong to. */
@@ -64,9 +67,11 @@ export const canonicalEarlierShapes = (manifest: {
   const events = mapRecord(earlier.events, shapes)
   const workflows = mapRecord(earlier.workflows, (workflow) => {
     const steps = mapRecord(workflow.steps, shapes)
+    const errors = mapRecord(workflow.errors, shapes)
     return {
       ...(workflow.input === undefined ? {} : { input: shapes(workflow.input) }),
       ...(steps === undefined ? {} : { steps }),
+      ...(errors === undefined ? {} : { errors }),
     }
   })
   return {

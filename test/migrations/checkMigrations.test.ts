@@ -56,10 +56,46 @@ describe("akter check across releases that migrate recorded data", () => {
       '"Approved" events of Loan recorded under release 2 are read through migration "v1"',
       '"Approved" events that wait "approved" of Loan.apply matched recorded under release 1 are read through migration "v1"',
       '"Approved" events that wait "approved" of Loan.apply matched recorded under release 2 are read through migration "v1"',
+      '"Flagged" errors of step "screen" of Loan.apply recorded under release 1 are read through migration "v1"',
+      '"Flagged" errors of step "screen" of Loan.apply recorded under release 2 are read through migration "v1"',
       'inputs of Loan.apply recorded under release 1 are read through migration "v1"',
       'inputs of Loan.apply recorded under release 2 are read through migration "v1"',
       'results of step "quote" of Loan.apply recorded under release 1 are read through migration "v1"',
     ])
+  })
+
+  it("warns that a migrated error's payload decodes in a workflow's result only under its own shape", async () => {
+    const { findings } = await check(loanYaml(3))
+    expect(
+      findings
+        .filter((f) => f.rule === "output-incompatible")
+        .map((f) => [f.severity, f.location?.line, f.location?.column, f.message]),
+    ).toEqual([
+      [
+        "warning",
+        34,
+        7,
+        'the payload of error "Flagged" of Loan.apply changed: failures steps recorded are read through its migration, but a result of Loan.apply that fails with it decodes only in clients built with the payload it was written with',
+      ],
+    ])
+  })
+
+  it("fails naming the release whose error payload no earlier shape covers", async () => {
+    // The earlier shape of Flagged is not what releases 1 and 2 recorded ({ score: integer }).
+    const manifest = loanYaml(3).replace(
+      "          v1: { score: integer }",
+      "          v1: { score: string }",
+    )
+    const { code, findings } = await check(manifest)
+    expect(code).toBe(1)
+    const errors = findings.filter((f) => f.severity === "error")
+    expect(errors.map((f) => [f.rule, f.step, f.location?.line, f.location?.column])).toEqual([
+      ["output-incompatible", undefined, 34, 7],
+      ["step-result-incompatible", "screen", 36, 9],
+    ])
+    expect(errors[1]!.message).toContain(
+      "no earlier shape declared (v1) covers the shape recorded under release 1: declare one with its migration",
+    )
   })
 
   it("fails naming the release whose shape no earlier shape covers", async () => {

@@ -1,6 +1,6 @@
 /**
  * Earlier shapes through the real code generator: release 3 of the loan manifest generates a type
- * per earlier shape and a `LoanMigrations`-style interface that `implement` requires, so an
+ * per earlier shape (of an output, an input, an event's payload and a declared error's payload) and a `LoanMigrations`-style interface that `implement` requires, so an
  * implementation that forgets a migration, or migrates to the wrong shape, does not compile; one
  * that provides them compiles under the repository's strict options.
  */
@@ -15,12 +15,19 @@ import { linkedProjectTsconfig } from "../readme/readmeSections.js"
 /** An implementation of release 3's `apply`; `migrations` is spliced in by each case. */
 const app = (migrations: string) => `import { Effect } from "effect"
 import { Loan } from "./sdk/index.js"
+import { Flagged } from "./sdk/loan/types.js"
 
 export const applyWorker = Loan.apply.implement({
-  activities: { quote: async () => ({ limit: { value: 12.5, currency: "EUR" } }) },
+  activities: {
+    quote: async () => ({ limit: { value: 12.5, currency: "EUR" } }),
+    screen: async () => {
+      throw new Flagged({ risk: { score: 7 } })
+    },
+  },
   body: (input, wf) =>
     Effect.gen(function* () {
       const quote = yield* wf.quote()
+      yield* wf.screen().pipe(Effect.catchTag("Flagged", (flagged) => Effect.log(flagged.risk.score)))
       const approved = yield* wf.approved()
       return { summary: \`\${input.applicant.name} \${quote.limit.value} \${approved.by.name}\` }
     }),
@@ -32,6 +39,7 @@ const ALL = `  migrations: {
     input: { v1: (old) => ({ applicant: { name: old.applicant } }) },
     steps: { quote: { v1: (old) => ({ limit: { value: old.limitCents / 100, currency: "EUR" } }) } },
     events: { Approved: { v1: (old) => ({ by: { name: old.approver } }) } },
+    errors: { Flagged: { v1: (old) => new Flagged({ risk: { score: old.score } }) } },
   },`
 
 describe("migrations in generated code", { timeout: 240_000 }, () => {
@@ -84,17 +92,24 @@ describe("migrations in generated code", { timeout: 240_000 }, () => {
     expect(workflows).toContain("export interface ApplyMigrations {")
     expect(workflows).toContain("readonly v1: Migration<ApplyQuoteOutputV1, ApplyQuoteOutput>")
     expect(workflows).toContain("readonly v1: Migration<ApprovedV1, Approved>")
+    // An error's earlier shape is named after its workflow; its migration returns the error.
+    expect(types).toContain("export interface ApplyFlaggedV1 {\n  readonly score: number\n}")
+    expect(workflows).toContain("readonly v1: Migration<ApplyFlaggedV1, Flagged>")
   })
 
   it("compiles with every migration, and refuses a missing or mistyped one", () => {
     const errors = typeCheck({
       all: ALL,
       missingEvent: ALL.replace(/\n {4}events: .*\n/, "\n"),
+      missingError: ALL.replace(/\n {4}errors: .*\n/, "\n"),
+      mistypedError: ALL.replace("score: old.score", "score: String(old.score)"),
       none: "",
       mistyped: ALL.replace("old.limitCents / 100", "String(old.limitCents)"),
     })
     expect(errors("all")).toBe("")
     expect(errors("missingEvent")).toContain("Property 'events' is missing")
+    expect(errors("missingError")).toContain("Property 'errors' is missing")
+    expect(errors("mistypedError")).toContain("Type 'string' is not assignable to type 'number'")
     expect(errors("none")).toContain("Property 'migrations' is missing")
     expect(errors("mistyped")).toContain("Type 'string' is not assignable to type 'number'")
   })

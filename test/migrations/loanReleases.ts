@@ -3,8 +3,10 @@
  * of migrations of recorded data (test/fixtures/migrations/loan/v1..v3.yaml): release 2 changes the
  * `quote` activity's output from `{ limitCents }` to `{ limit: Amount }` with a migration; release 3
  * also changes the `Approved` event's payload and the workflow's input, each with a migration from
- * release 1's shape. Every execution waits for `Approved`, then for `Signed`, so a test decides
- * where an execution is suspended when the next release's runner takes it over.
+ * release 1's shape, and the payload of the `Flagged` error the `screen` activity fails with (from
+ * `{ score }` to `{ risk: { score } }`). Every execution records its quote, then a `Flagged`
+ * failure of `screen` that the body catches, then waits for `Approved` and for `Signed`, so a test
+ * decides where an execution is suspended when the next release's runner takes it over.
  */
 import { readFileSync } from "node:fs"
 import { Effect } from "effect"
@@ -48,18 +50,37 @@ interface ApprovedV1 {
 interface InputV1 {
   readonly applicant: string
 }
+interface FlaggedV1 {
+  readonly score: number
+}
+
+/** The score `screen` flags every application with. */
+const SCORE = 7
 
 const cents = (amount: Amount) => Math.round(amount.value * 100)
 
 /** The summary every release returns, so a test can compare what each read. */
-const summary = (applicant: string, limitCents: number, approver: string, signer: string) =>
-  `${applicant}: ${limitCents} cents, approved by ${approver}, signed by ${signer}`
+const summary = (
+  applicant: string,
+  limitCents: number,
+  score: number,
+  approver: string,
+  signer: string,
+) =>
+  `${applicant}: ${limitCents} cents, flagged at ${score}, approved by ${approver}, signed by ${signer}`
 
 const bodyOf =
   (version: LoanVersion) =>
   (input: unknown, wf: Wf): Effect.Effect<unknown, unknown> =>
     Effect.gen(function* () {
       const quote = yield* wf.quote()
+      const flagged = yield* (wf.screen() as Effect.Effect<never, { _tag: "Flagged" }>).pipe(
+        Effect.catchTag("Flagged", (error) => Effect.succeed(error)),
+      )
+      const score =
+        version === 3
+          ? (flagged as unknown as { risk: { score: number } }).risk.score
+          : (flagged as unknown as FlaggedV1).score
       const approved = yield* wf.approved()
       const signed = yield* wf.signed()
       const limitCents =
@@ -72,7 +93,7 @@ const bodyOf =
         version === 3
           ? (input as { applicant: { name: string } }).applicant.name
           : (input as InputV1).applicant
-      return { summary: summary(applicant, limitCents, approver, signed.by as string) }
+      return { summary: summary(applicant, limitCents, score, approver, signed.by as string) }
     }) as Effect.Effect<unknown, unknown>
 
 /** What each release's `quote` activity returns for a limit of 1234.5. */
@@ -86,16 +107,29 @@ const quoteOf = (version: LoanVersion, onQuote?: (ctx: ActivityContext) => void)
   return quote
 }
 
-const migrationsOf = (version: LoanVersion) => {
+/** What each release's `screen` activity fails with: the declared error `Flagged`. */
+const screenOf = (version: LoanVersion, registration: OwnerRegistration) => {
+  const Flagged = registration.workflows["apply"]!.errors["Flagged"]!
+  return () =>
+    Promise.reject(
+      new Flagged((version === 3 ? { risk: { score: SCORE } } : { score: SCORE }) as never),
+    )
+}
+
+const migrationsOf = (version: LoanVersion, registration: OwnerRegistration) => {
   if (version === 1) return {}
   const steps = {
     quote: { v1: (old: QuoteV1) => ({ limit: { value: old.limitCents / 100, currency: "EUR" } }) },
   }
   if (version === 2) return { steps }
+  const Flagged = registration.workflows["apply"]!.errors["Flagged"]!
   return {
     steps,
     input: { v1: (old: InputV1) => ({ applicant: { name: old.applicant } }) },
     events: { Approved: { v1: (old: ApprovedV1) => ({ by: { name: old.approver } }) } },
+    errors: {
+      Flagged: { v1: (old: FlaggedV1) => new Flagged({ risk: { score: old.score } } as never) },
+    },
   }
 }
 
@@ -109,13 +143,13 @@ export const loan = async (
 ): Promise<LoanRelease> => {
   const registration = await registrationFromYaml(loanYaml(version), LOAN_FILE)
   const apply = implementWorkflow(registration, "apply", {
-    activities: { quote: quoteOf(version, onQuote) },
+    activities: { quote: quoteOf(version, onQuote), screen: screenOf(version, registration) },
     body: bodyOf(version),
-    migrations: migrationsOf(version),
+    migrations: migrationsOf(version, registration),
   })
   return { version, registration, apply }
 }
 
 /** The summary an application started with `applicant` ends with, as release 3 reads it. */
 export const expectedSummary = (applicant: string, approver: string, signer: string) =>
-  summary(applicant, 123_450, approver, signer)
+  summary(applicant, 123_450, SCORE, approver, signer)

@@ -131,6 +131,13 @@ describePostgres("akter lock --prune reports the migrations nothing needs any mo
         migration: "v1",
         location: location("v1:", "quote:"),
       },
+      {
+        owner: "Loan",
+        workflow: "apply",
+        error: "Flagged",
+        migration: "v1",
+        location: location("v1:", "Flagged:"),
+      },
     ])
     // Only the release that runs now stays locked.
     const locked = JSON.parse(project.read("manifests/akter.lock.json")).owners.Loan as Record<

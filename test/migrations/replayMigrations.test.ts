@@ -2,7 +2,8 @@
  * Migrations of recorded data at run time, on both backends: executions release 1 of the loan
  * workflow started and suspended mid-way finish under release 3's runner with the values release 3's
  * migrations make of what release 1 recorded — a settled activity result, a settled wait's event, an
- * event release 1's client logged that no wait had read yet, and the start input — and an execution
+ * event release 1's client logged that no wait had read yet, the start input, and the payload of a
+ * declared error a settled activity failed with and the body caught — and an execution
  * that the runner adopts stays readable on its next pass, because the manifest it is adopted onto
  * keeps the shapes its recorded data has.
  */
@@ -130,17 +131,24 @@ describeEachBackend("migrations of recorded data on replay", (backend) => {
   })
 })
 
+const implementRelease3 = (migrations: Record<string, unknown>) =>
+  implementWorkflow(releases[3].registration, "apply", {
+    activities: {
+      quote: () => Promise.resolve({ limit: { value: 1, currency: "EUR" } }),
+      screen: () => Promise.resolve(),
+    },
+    body: () => Effect.void,
+    migrations,
+  })
+
 it("implementing a workflow without a migration its manifest declares is refused", () => {
-  expect(() =>
-    implementWorkflow(releases[3].registration, "apply", {
-      activities: { quote: () => Promise.resolve({ limit: { value: 1, currency: "EUR" } }) },
-      body: () => Effect.void,
-      migrations: {
-        steps: { quote: { v1: (old: unknown) => old } },
-        input: { v1: (old: unknown) => old },
-      },
-    }),
-  ).toThrow(
+  const migrate = { v1: (old: unknown) => old }
+  expect(() => implementRelease3({ steps: { quote: migrate }, input: migrate })).toThrow(
     'Loan.apply: migration "v1" of event "Approved" (waited for by step "approved") is declared in manifests/loan.yaml but not implemented',
+  )
+  expect(() =>
+    implementRelease3({ steps: { quote: migrate }, input: migrate, events: { Approved: migrate } }),
+  ).toThrow(
+    'Loan.apply: migration "v1" of error "Flagged" is declared in manifests/loan.yaml but not implemented',
   )
 })

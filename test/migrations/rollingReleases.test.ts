@@ -3,10 +3,12 @@
  * Postgres (`akter run test/migrations/loanApp.ts`, one release each): executions release 1's runner
  * started and suspended mid-way — at the approval wait, or past it — are carried on by release 2's
  * runner and finished by release 3's, which reads what release 1 recorded through its migrations:
- * the quote's `{ limitCents }` result, the `{ applicant: string }` input, an `Approved` event in
- * release 1's `{ approver }` shape that a wait settled on under release 1, and one that release 1's
- * client logged while no runner served and that release 3's wait reads first. No activity runs
- * twice: the quote each execution recorded is migrated, not recomputed.
+ * the quote's `{ limitCents }` result, the `{ applicant: string }` input, the `{ score }` payload
+ * of the `Flagged` error the `screen` activity failed with and the body caught (release 3's body
+ * reads `risk.score`, which only the migration makes), an `Approved` event in release 1's
+ * `{ approver }` shape that a wait settled on under release 1, and one that release 1's client
+ * logged while no runner served and that release 3's wait reads first. No activity runs twice: the
+ * quote each execution recorded is migrated, not recomputed.
  */
 import { sql } from "kysely"
 import { expect, it } from "vitest"
@@ -69,7 +71,8 @@ describePostgres("a rolling change of recorded shapes across three releases", ()
         const [v1, v2, v3] = await Promise.all([1, 2, 3].map((v) => clientOf(scenario, v as 1)))
         const executions: Record<string, AnyClient> = {}
 
-        // Release 1: four applications record their quote as { limitCents } and wait for approval;
+        // Release 1: four applications record their quote as { limitCents } and screen's Flagged
+        // failure as { score } (the body catches it), and wait for approval;
         // bob's approval, in release 1's { approver } shape, settles his wait.
         const one = await serve(scenario, 1)
         for (const applicant of ["ann", "bob", "cid", "dee"]) {

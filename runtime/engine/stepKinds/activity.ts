@@ -185,7 +185,10 @@ const activityMethod =
               }).pipe(Effect.orDie)
               return types.output === null ? undefined : value
             }
-            return yield* replayExit(what, registration, types, exit)
+            return yield* replayExit(what, registration, types, exit, {
+              applied: state.migrations.errors?.[step],
+              implemented: env.implementation.migrations.errors,
+            })
           }
           if (env.now() < retryAt) {
             yield* env.park(step, { dueAtMs: retryAt, attempt: last.attempt })

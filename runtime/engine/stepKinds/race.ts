@@ -20,7 +20,10 @@ const raceMethod =
       const what = `race ${step}`
       const row = state.rowsOf(step)[0]
       if (row?.exit != null)
-        return yield* replayExit(what, state.registration, types, decodeExit(row.exit, step))
+        return yield* replayExit(what, state.registration, types, decodeExit(row.exit, step), {
+          applied: state.migrations.errors?.[step],
+          implemented: env.implementation.migrations.errors,
+        })
       yield* interruptIfAsked(env)
       if (branches.length === 0)
         return yield* Effect.die(new Error(`${what} needs at least one branch`))
