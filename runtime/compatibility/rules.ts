@@ -493,6 +493,8 @@ const migratedErrorsInResults = (
  * clients built from the writer may be awaiting executions the reader's runners finish, and clients
  * built from the reader read results recorded under the writer (by runners still deployed, or kept
  * after finishing). So it must be readable in both directions, and there is no rollback mirror.
+ * A declared error the reader reads through a migration (`earlierErrors`) is left out of that
+ * refusal: its change is what the author declared, and is reported as a warning instead.
  */
 export const outputProblem = (
   c: WorkflowComparison,
