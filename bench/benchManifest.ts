@@ -25,6 +25,9 @@ const sequential = (steps: number) => [
   ),
 ]
 
+/** The start steps of `fanout`: `c1` … `c1000`, each starting one child. */
+export const childStep = (index: number) => `c${index + 1}`
+
 export const benchManifestYaml = (): string =>
   [
     "akter: 1",
@@ -44,6 +47,20 @@ export const benchManifestYaml = (): string =>
     "    input: { n: integer }",
     "    steps:",
     `      nap: { kind: sleep, duration: ${SHAPES.e.sleepMs}ms }`,
+    "  fanout:",
+    `    description: Starts the first n of its ${SHAPES.i.children} children and awaits them all (shape i).`,
+    "    input: { n: integer }",
+    "    steps:",
+    ...Array.from(
+      { length: SHAPES.i.children },
+      (_, index) => `      ${childStep(index)}: { kind: start, workflow: child, await: true }`,
+    ),
+    "  child:",
+    "    description: One activity, awaited by fanout (shape i).",
+    "    input: { n: integer }",
+    "    output: { n: integer }",
+    "    steps:",
+    "      work: { kind: activity, input: { n: integer }, output: { n: integer } }",
     "  parked:",
     "    description: Parks on an event that never comes (shape f).",
     "    input: { n: integer }",

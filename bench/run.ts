@@ -20,7 +20,14 @@ import { fileURLToPath } from "node:url"
 import { checkLoopback, createBenchDatabase, DEFAULT_DATABASE_URL } from "./benchDatabase.js"
 import { formatProfile, summarizeProfile, type ProfileSummary } from "./cpuProfile.js"
 import { measureCeiling, type CeilingResult } from "./postgresCeiling.js"
-import { SHAPE_IDS, SHAPES, type ShapeId, type System, type TrialResult } from "./shapes.js"
+import {
+  AKTER_ONLY,
+  SHAPE_IDS,
+  SHAPES,
+  type ShapeId,
+  type System,
+  type TrialResult,
+} from "./shapes.js"
 import { relativeRange, spreadOf, type Spread } from "./statistics.js"
 import type { TrialMessage } from "./trialChild.js"
 
@@ -36,11 +43,12 @@ interface Options {
   readonly profile: boolean
   readonly ceiling: boolean
   readonly scale: number
+  readonly retained: readonly number[]
   readonly databaseUrl: string
 }
 
 const USAGE = `usage: npm run bench -- [--only a,b,…] [--no-peer] [--reps N] [--json FILE] [--profile]
-                        [--no-ceiling] [--scale N]`
+                        [--no-ceiling] [--scale N] [--retained 0,1000000,…]`
 
 const parseOptions = (args: readonly string[]): Options => {
   let only: ShapeId[] = [...SHAPE_IDS]
@@ -50,6 +58,7 @@ const parseOptions = (args: readonly string[]): Options => {
   let profile = false
   let ceiling = true
   let scale = 1
+  let retained: readonly number[] = SHAPES.h.retained
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!
     const value = () => {
@@ -80,14 +89,22 @@ const parseOptions = (args: readonly string[]): Options => {
     else if (arg === "--profile") profile = true
     else if (arg === "--no-ceiling") ceiling = false
     else if (arg === "--scale") scale = count("--scale", value())
-    else if (arg === "--help" || arg === "-h") {
+    else if (arg === "--retained") {
+      const counts = value()
+        .split(",")
+        .map((text) => Number(text.replace(/_/g, "")))
+      if (counts.some((n) => !Number.isInteger(n) || n < 0) || counts.length === 0) {
+        throw new Error(`--retained: a comma-separated list of counts, e.g. 0,1000000`)
+      }
+      retained = [...new Set([0, ...counts])].sort((a, b) => a - b)
+    } else if (arg === "--help" || arg === "-h") {
       console.log(USAGE)
       process.exit(0)
     } else throw new Error(`unknown option ${arg}\n${USAGE}`)
   }
   const databaseUrl = process.env["DATABASE_URL"] ?? DEFAULT_DATABASE_URL
   checkLoopback(databaseUrl)
-  return { only, peer, reps, json, profile, ceiling, scale, databaseUrl }
+  return { only, peer, reps, json, profile, ceiling, scale, retained, databaseUrl }
 }
 
 /** Installs the peer from its lock file when it is missing; returns why it cannot run, if so. */
@@ -107,6 +124,12 @@ const peerUnavailable = (): string | undefined => {
 const TRIAL_FILES: Record<System, string> = {
   akter: join(here, "akterTrial.ts"),
   dbos: join(peersDir, "dbosTrial.ts"),
+}
+
+/** The akter-only shapes' trial files. */
+const OWN_TRIAL_FILES: Partial<Record<ShapeId, string>> = {
+  h: join(here, "historyTrial.ts"),
+  r: join(here, "runnersTrial.ts"),
 }
 
 const TRIAL_TIMEOUT_MS = 20 * 60 * 1000
@@ -148,9 +171,10 @@ const runTrial = async (
       shape,
       databaseUrl: database.url,
       scale: options.scale,
+      ...(shape === "h" ? { retained: options.retained } : {}),
       ...(profiling ? { profileFile } : {}),
     }
-    const child = fork(TRIAL_FILES[system], [JSON.stringify(request)], {
+    const child = fork(OWN_TRIAL_FILES[shape] ?? TRIAL_FILES[system], [JSON.stringify(request)], {
       cwd: join(here, ".."),
       execArgv: ["--import", "tsx", "--expose-gc", "--no-deprecation"],
       env: { ...process.env, AKTER_LOG: "warn" },
@@ -193,8 +217,25 @@ interface Headline {
   readonly unit: string
   readonly higherIsBetter: boolean
   /** Other figures printed under the headline; `true` when higher is better. */
-  readonly more: ReadonlyArray<readonly [metric: string, label: string, higherIsBetter: boolean]>
+  readonly more: MoreRows | ((options: Options) => MoreRows)
+  /** Figures the JSON carries beside the headline, each under a key of its own. */
+  readonly json?: (
+    options: Options,
+  ) => ReadonlyArray<readonly [key: string, metric: string, unit: string, higherIsBetter: boolean]>
 }
+
+type MoreRows = ReadonlyArray<readonly [metric: string, label: string, higherIsBetter: boolean]>
+
+const moreRows = (headline: Headline, options: Options): MoreRows =>
+  typeof headline.more === "function" ? headline.more(options) : headline.more
+
+/** Shape h's figures are labelled by the count retained, and `sweep` for the sweeping run. */
+const historyLabels = (options: Options) => [...options.retained.map(String), "sweep"]
+
+const historyLabel = (label: string, options: Options) =>
+  label === "sweep"
+    ? `${Math.max(...options.retained).toLocaleString("en-US")} retained, sweeping`
+    : `${Number(label).toLocaleString("en-US")} retained`
 
 const same = (metric: string) => ({ akter: metric, dbos: metric })
 
@@ -280,6 +321,68 @@ const HEADLINES: Record<ShapeId, Headline> = {
       ["writeCommitsPerWorkflow3", "write commits, 3-step workflow", false],
     ],
   },
+  i: {
+    metric: same("wallMs"),
+    unit: `ms, start → all ${SHAPES.i.children} children awaited`,
+    higherIsBetter: false,
+    more: [
+      ["writeCommitsPerChild", "write commits / child", false],
+      ["statementsPerChild", "statements / child", false],
+      ["nodeCpuMsPerChild", "Node CPU ms / child", false],
+      ["postgresCpuMsPerChild", "Postgres CPU ms / child", false],
+    ],
+  },
+  h: {
+    metric: { akter: "worstSlowdown", dbos: "worstSlowdown" },
+    unit: "worst slowdown against empty (a p50, b wf/s)",
+    higherIsBetter: false,
+    more: (options) =>
+      historyLabels(options).flatMap((label): MoreRows => [
+        [`aP50Ms@${label}`, `(a) ms p50, ${historyLabel(label, options)}`, false],
+        [`bWorkflowsPerSecond@${label}`, `(b) wf/s, ${historyLabel(label, options)}`, true],
+        [`aSlowdown@${label}`, `  (a) p50 ÷ empty`, false],
+        [`bSlowdown@${label}`, `  (b) empty wf/s ÷ this`, false],
+        [`bPostgresCpuMsPer@${label}`, `  (b) Postgres CPU ms / workflow`, false],
+      ]),
+    json: (options) =>
+      historyLabels(options).flatMap((label) => [
+        [
+          `h.a@${label}`,
+          `aP50Ms@${label}`,
+          `ms p50 of (a), ${historyLabel(label, options)}`,
+          false,
+        ],
+        [
+          `h.b@${label}`,
+          `bWorkflowsPerSecond@${label}`,
+          `wf/s of (b), ${historyLabel(label, options)}`,
+          true,
+        ],
+      ]),
+  },
+  r: {
+    metric: { akter: "lastOverFirst", dbos: "lastOverFirst" },
+    unit: `total wf/s, ${SHAPES.r.runnerCounts.at(-1)} runners ÷ ${SHAPES.r.runnerCounts[0]}`,
+    higherIsBetter: true,
+    more: SHAPES.r.runnerCounts.flatMap((n): MoreRows => [
+      [`workflowsPerSecond${n}`, `total wf/s, ${n} runner process${n === 1 ? "" : "es"}`, true],
+      [`perRunnerWorkflowsPerSecondMin${n}`, `  per runner wf/s, least busy`, true],
+      [`perRunnerWorkflowsPerSecondMax${n}`, `  per runner wf/s, busiest`, true],
+      [`runnerCpuMsPer${n}`, `  runners' Node CPU ms / workflow`, false],
+      [`clientCpuMsPer${n}`, `  client's Node CPU ms / workflow`, false],
+      [`postgresCpuMsPer${n}`, `  Postgres CPU ms / workflow`, false],
+      [`cpuCoresBusy${n}`, `  cores busy (all)`, false],
+      [`runnerStatementsPer${n}`, `  runners' statements / workflow`, false],
+      [`runnerWriteCommitsPer${n}`, `  runners' write commits / workflow`, false],
+    ]),
+    json: () =>
+      SHAPES.r.runnerCounts.map((n) => [
+        `r${n}`,
+        `workflowsPerSecond${n}`,
+        `total wf/s with ${n} runner process${n === 1 ? "" : "es"}, concurrency 32 in all`,
+        true,
+      ]),
+  },
 }
 
 type Results = Record<ShapeId, Record<System, TrialRun[]>>
@@ -341,6 +444,12 @@ const goalOf = (
       const commits = at("writeCommitsPerStep")
       return `≤ 2 commits/step: ${mark(commits <= 2)}; target 1: ${mark(commits <= 1)}`
     }
+    case "h":
+      return `within 1.2× of empty: ${number(at("worstSlowdown"))}× — ${mark(at("worstSlowdown") <= 1.2)}`
+    case "i":
+      return "no goal stated; reported beside DBOS"
+    case "r":
+      return `total wf/s falls ≤ 15% from 1 to 4 runners: ${((1 - at("lastOverFirst")) * 100).toFixed(0)}% — ${mark(at("lastOverFirst") >= 0.85)}`
   }
 }
 
@@ -369,12 +478,14 @@ const printTable = (options: Options, results: Results, ceiling: CeilingResult |
     lines.push("", `(${shape}) ${SHAPES[shape].title}`)
     const rows: Array<[string, string, string, boolean]> = [
       [headline.unit, headline.metric.akter, headline.metric.dbos, headline.higherIsBetter],
-      ...headline.more.map(([metric, label, higher]): [string, string, string, boolean] => [
-        label,
-        metric,
-        metric,
-        higher,
-      ]),
+      ...moreRows(headline, options).map(
+        ([metric, label, higher]): [string, string, string, boolean] => [
+          label,
+          metric,
+          metric,
+          higher,
+        ],
+      ),
     ]
     for (const [label, akterMetric, dbosMetric, higher] of rows) {
       const a = spreadFor(akter, akterMetric)
@@ -490,6 +601,14 @@ const jsonOf = (options: Options, results: Results) => {
       unit: headline.unit,
       higherIsBetter: headline.higherIsBetter,
     }
+    for (const [key, metric, unit, higherIsBetter] of headline.json?.(options) ?? []) {
+      out[key] = {
+        akter: spreadFor(results[shape].akter, metric)?.median ?? null,
+        dbos: null,
+        unit,
+        higherIsBetter,
+      }
+    }
   }
   return out
 }
@@ -536,6 +655,7 @@ const main = async () => {
       // Alternate who goes first, so drift in the machine's load favours neither side.
       const order = rep % 2 === 1 ? systems : [...systems].reverse()
       for (const system of order) {
+        if (system !== "akter" && AKTER_ONLY.has(shape)) continue
         process.stdout.write(`(${shape}) ${system} run ${rep}/${reps} … `)
         const run = await runTrial(options, system, shape, rep, runId)
         results[shape][system].push(run)

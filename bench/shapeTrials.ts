@@ -49,6 +49,8 @@ export interface BenchSystem {
   startParked(ownerId: string): Promise<Started>
   /** How many `parked` executions are parked for good (nothing more will run until an event). */
   parkedCount(): Promise<number>
+  /** Starts one workflow that starts `children` child workflows and awaits them all; awaits it. */
+  runFanOut(children: number, ownerId: string): Promise<void>
 }
 
 /** When code inside bodies ran, by execution id. Bodies call `markOnce` (a replay never moves it). */
@@ -112,7 +114,10 @@ type ShapeTrial = (
   detail?: unknown
 }>
 
-const trials: Record<ShapeId, ShapeTrial> = {
+/** The shapes every system runs through a `BenchSystem`; the akter-only ones have trial files. */
+export type SharedShapeId = Exclude<ShapeId, "h" | "r">
+
+const trials: Record<SharedShapeId, ShapeTrial> = {
   a: async (request, bench) => {
     const { workflows, warmup } = SHAPES.a
     const count = scaled(workflows, request.scale)
@@ -284,6 +289,24 @@ const trials: Record<ShapeId, ShapeTrial> = {
     }
   },
 
+  i: async (request, bench) => {
+    const { children, warmup } = SHAPES.i
+    const count = scaled(children, request.scale)
+    await bench.runFanOut(warmup, "i-warm")
+    const { cost } = await measured(request, bench, () => bench.runFanOut(count, "i-timed"))
+    return {
+      metrics: {
+        wallMs: cost.wallMs,
+        msPerChild: cost.wallMs / count,
+        writeCommitsPerChild: cost.statements.writeCommits / count,
+        statementsPerChild: cost.statements.statements / count,
+        nodeCpuMsPerChild: cost.nodeCpuMs / count,
+        postgresCpuMsPerChild: cost.postgresCpuMs / count,
+      },
+      detail: { children: count, statements: cost.statements },
+    }
+  },
+
   g: async (request, bench) => {
     const { steps, runs } = SHAPES.g
     await bench.runSequential(3, "g-warm")
@@ -341,6 +364,8 @@ const trials: Record<ShapeId, ShapeTrial> = {
 
 /** Runs the requested shape against `bench`. */
 export const runShape = async (request: TrialRequest, bench: BenchSystem): Promise<TrialResult> => {
-  const { metrics, detail } = await trials[request.shape](request, bench)
+  const trial = trials[request.shape as SharedShapeId] as ShapeTrial | undefined
+  if (trial === undefined) throw new Error(`shape ${request.shape} has a trial file of its own`)
+  const { metrics, detail } = await trial(request, bench)
   return { shape: request.shape, system: bench.system, metrics, detail }
 }

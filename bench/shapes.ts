@@ -4,9 +4,12 @@
  * same shapes from these numbers; `run.ts` runs them alternately and compares.
  */
 
-export type ShapeId = "a" | "b" | "c" | "d" | "e" | "f" | "g"
+export type ShapeId = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "r"
 
-export const SHAPE_IDS: readonly ShapeId[] = ["a", "b", "c", "d", "e", "f", "g"]
+export const SHAPE_IDS: readonly ShapeId[] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "r"]
+
+/** Shapes only akter runs (each has a trial file of its own): no peer column. */
+export const AKTER_ONLY: ReadonlySet<ShapeId> = new Set(["h", "r"])
 
 export const SHAPES = {
   /** One 3-activity workflow at a time: latency from start to result. */
@@ -23,6 +26,21 @@ export const SHAPES = {
   f: { title: "10,000 suspended executions", executions: 10_000, startConcurrency: 64 },
   /** Statements and commits, counted, for 3-, 20- and 200-activity workflows one at a time. */
   g: { title: "SQL per activity step", steps: [3, 20, 200] as const, runs: 3 },
+  /**
+   * Shapes a and b again with finished executions (and their owners' events) retained, bulk
+   * inserted between measurements, then with a retention sweep deleting them during the run.
+   */
+  h: { title: "a and b as history grows", retained: [0, 1_000_000] as readonly number[] },
+  /** One execution starting children (one activity each) and awaiting them all. */
+  i: { title: "fan-out: 1,000 awaited children", children: 1000, warmup: 10 },
+  /** Shape b's closed loop against 1, 2 and 4 runner processes sharing concurrency 32. */
+  r: {
+    title: "3 activities, concurrency 32, over 1/2/4 runner processes",
+    workflows: 2000,
+    concurrency: 32,
+    warmup: 64,
+    runnerCounts: [1, 2, 4] as readonly number[],
+  },
 } as const
 
 export type System = "akter" | "dbos"
@@ -34,6 +52,8 @@ export interface TrialRequest {
   readonly scale: number
   /** Where to write a CPU profile of the trial's main window (shapes a, b, c), if anywhere. */
   readonly profileFile?: string
+  /** Shape h: the finished executions to retain, in increasing order (default `SHAPES.h.retained`). */
+  readonly retained?: readonly number[]
 }
 
 /** The activities a workflow of `steps` steps runs, named the same on both sides. */

@@ -11,13 +11,12 @@
  * page matches nothing (customer c-42's executions are User ones), so it reads its whole scan
  * budget (studio/studioQueries.ts INPUT_SCAN_BUDGET) and says so: the worst case of that filter.
  */
-import { sql } from "kysely"
 import pg from "pg"
 import { createAkter, listExecutions, type Akter } from "../runtime/index.js"
 import { internalsOf } from "../runtime/akter.js"
-import { placeOwner } from "../runtime/owners/routing.js"
 import { studioHandler } from "../studio/index.js"
 import { createBenchDatabase, DEFAULT_DATABASE_URL } from "./benchDatabase.js"
+import { seedHistory } from "./historySeed.js"
 
 const FINISHED = Number(process.env["STUDIO_BENCH_FINISHED"] ?? 1_000_000)
 const OPEN = Number(process.env["STUDIO_BENCH_OPEN"] ?? 10_000)
@@ -29,56 +28,15 @@ const median = (values: readonly number[]) => {
   return sorted[Math.floor(sorted.length / 2)]!
 }
 
-/** Rows as the engine would leave them: owners, then executions referring to them. */
+/** Rows as the engine would leave them (historySeed.ts), without events: the studio reads none. */
 const seed = async (akter: Akter) => {
-  const db = internalsOf(akter).storage.db
   const started = Date.now()
-  // Owners placed as the runtime places them (placeOwner), so the owner filter's routing key works.
-  const owners = Array.from({ length: 20_000 }, (_, index) => {
-    const o = index + 1
-    return placeOwner({
-      tenant: "default",
-      ownerType: o % 2 === 0 ? "Order" : "User",
-      ownerId: `o-${o}`,
-    })
+  await seedHistory(internalsOf(akter).storage.db, {
+    finished: FINISHED,
+    open: OPEN,
+    events: false,
+    onProgress: (finished) => process.stderr.write(`\rinserted ${finished} finished executions`),
   })
-  await sql`CREATE TEMP TABLE bench_owner AS
-    SELECT * FROM unnest(${owners.map((_, index) => index + 1)}::int[],
-      ${owners.map((owner) => owner.routingKey)}::bigint[], ${owners.map((owner) => owner.bucket)}::int[])
-      AS t(o, rk, bucket)`.execute(db)
-  await sql`INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms)
-    SELECT rk, 'default', CASE WHEN o % 2 = 0 THEN 'Order' ELSE 'User' END, 'o-' || o, 1700000000000
-    FROM bench_owner`.execute(db)
-  const insert = (from: number, to: number, open: boolean) =>
-    sql`
-    INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type, owner_id,
-      workflow, execution_key, manifest_hash, input, caller, event_cursor, status, result,
-      outcome, started_at_ms, finished_at_ms)
-    SELECT b.rk, 'ak1.bench-' || n, b.bucket, 'default',
-      CASE WHEN o % 2 = 0 THEN 'Order' ELSE 'User' END, 'o-' || o,
-      CASE WHEN o % 2 = 0 THEN (ARRAY['fulfill', 'refund', 'ship'])[1 + (n / 7) % 3]
-        ELSE (ARRAY['signUp', 'verify'])[1 + (n / 7) % 2] END,
-      'k-' || n, 'akter1:sha256:bench',
-      '\\x00'::bytea || convert_to('{"customerId":"c-' || (n % 5000) || '","total":' || (n % 997) || '}', 'UTF8'),
-      '{"tenant":"default"}', 0,
-      ${open ? sql`CASE WHEN n % 4 = 0 THEN 'running' ELSE 'suspended' END` : sql`'finished'`},
-      ${open ? sql`NULL` : sql`'\\x00'::bytea || convert_to(CASE WHEN n % 100 < 10 THEN '{"_tag":"Failure","error":{"_tag":"OutOfStock"}}' WHEN n % 100 < 12 THEN '{"_tag":"Interrupt"}' WHEN n % 100 < 13 THEN '{"_tag":"Die","message":"bug"}' ELSE '{"_tag":"Success","value":null}' END, 'UTF8')`},
-      ${open ? sql`NULL` : sql`CASE WHEN n % 100 < 10 THEN 'failed' WHEN n % 100 < 12 THEN 'interrupted' WHEN n % 100 < 13 THEN 'defect' ELSE 'succeeded' END`},
-      ${open ? sql`${Date.now()}::bigint - (n - ${from}) * 1000` : sql`${Date.now()}::bigint - 86400000 - (${to} - n) * 100`},
-      ${open ? sql`NULL` : sql`${Date.now()}::bigint - 86400000 - (${to} - n) * 100 + 500`}
-    FROM generate_series(${from}::int, ${to}::int) AS n, LATERAL (SELECT 1 + n % 20000 AS o) AS owner JOIN bench_owner b USING (o)`.execute(
-      db,
-    )
-  const batch = 100_000
-  for (let from = 1; from <= FINISHED; from += batch) {
-    await insert(from, Math.min(FINISHED, from + batch - 1), false)
-    process.stderr.write(`\rinserted ${Math.min(FINISHED, from + batch - 1)} finished executions`)
-  }
-  await insert(FINISHED + 1, FINISHED + OPEN, true)
-  await sql`INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
-    SELECT DISTINCT owner_type, workflow, 'akter1:sha256:bench', '{}'::jsonb, 0 FROM akter.executions
-    ON CONFLICT DO NOTHING`.execute(db)
-  await sql`ANALYZE akter.executions`.execute(db)
   process.stderr.write(`\nseeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
 }
 

@@ -66,6 +66,29 @@ const parked = DBOS.registerWorkflow(
   { name: "parked" },
 )
 
+const child = DBOS.registerWorkflow(
+  async (input: { n: number }) => DBOS.runStep(async () => ({ n: input.n + 1 }), { name: "work" }),
+  { name: "child" },
+)
+
+/** Starts its first `n` children (one step each), then awaits every handle. */
+const fanout = DBOS.registerWorkflow(
+  async (input: { n: number }) => {
+    const parent = DBOS.workflowID!
+    const handles = []
+    for (let index = 0; index < input.n; index++) {
+      handles.push(
+        await DBOS.startWorkflow(child, { workflowID: `${parent}-child-${index}` })({ n: index }),
+      )
+    }
+    const results = await Promise.all(handles.map((handle) => handle.getResult()))
+    if (results.some((result, index) => result.n !== index + 1)) {
+      throw new Error("a child returned the wrong value")
+    }
+  },
+  { name: "fanout" },
+)
+
 const started = (handle: { workflowID: string; getResult(): Promise<unknown> }): Started => ({
   id: handle.workflowID,
   result: async () => {
@@ -108,6 +131,10 @@ serveTrial(async (request) => {
       }
       parkedSince = next
       return count
+    },
+    runFanOut: async (children, ownerId) => {
+      const handle = await DBOS.startWorkflow(fanout, { workflowID: ownerId })({ n: children })
+      await handle.getResult()
     },
   }
   try {

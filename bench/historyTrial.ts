@@ -1,0 +1,125 @@
+/**
+ * Shape h, akter only: shapes a and b (`shapeTrials.ts`, the same code as their own trials) on a
+ * database that holds more and more finished history. Between measurements it bulk-inserts
+ * finished executions and their owners' events (`historySeed.ts`) up to each count of
+ * `request.retained` (0 first), so every count is measured on the same database; then, with the
+ * largest count retained, it measures a and b again while retention sweeps delete that history
+ * (`sweepRetention` in a loop, as a runner's scheduled sweep would run it, with a keep period
+ * every seeded execution is past). Each figure is compared with the empty database's.
+ */
+import { sql } from "kysely"
+import { internalsOf } from "../runtime/akter.js"
+import { sweepRetention } from "../runtime/retention/sweepRetention.js"
+import { openAkterBench } from "./akterBench.js"
+import { seedHistory } from "./historySeed.js"
+import { SHAPES, type TrialRequest } from "./shapes.js"
+import { runShape } from "./shapeTrials.js"
+import { serveTrial } from "./trialChild.js"
+
+/** The sweeping run's keep period: seeded executions finished a day ago and more, so all expire. */
+const SWEEP_KEEP_MS = 60 * 60 * 1000
+
+const countRows = async (databaseUrl: string, table: "executions" | "events") => {
+  const { akter, close } = await openAkterBench(databaseUrl)
+  try {
+    const { rows } = await sql<{
+      n: string
+    }>`SELECT count(*) AS n FROM ${sql.table(`akter.${table}`)}`.execute(
+      internalsOf(akter).storage.db,
+    )
+    return Number(rows[0]!.n)
+  } finally {
+    await close()
+  }
+}
+
+/** Shapes a and b on the database as it is now; `during` runs beside them until they end. */
+const measureAB = async (
+  request: TrialRequest,
+  during?: (akter: Parameters<typeof internalsOf>[0], stop: () => boolean) => Promise<void>,
+) => {
+  const figures: Record<string, number> = {}
+  for (const shape of ["a", "b"] as const) {
+    const { akter, bench, close } = await openAkterBench(
+      request.databaseUrl,
+      shape === "b" ? SHAPES.b.concurrency : undefined,
+    )
+    let stopped = false
+    const beside = during?.(akter, () => stopped)
+    try {
+      const { metrics } = await runShape({ ...request, shape }, bench)
+      if (shape === "a") figures["aP50Ms"] = metrics["p50Ms"]!
+      else {
+        figures["bWorkflowsPerSecond"] = metrics["workflowsPerSecond"]!
+        figures["bPostgresCpuMsPer"] = metrics["postgresCpuMsPer"]!
+      }
+    } finally {
+      stopped = true
+      await beside
+      await close()
+    }
+  }
+  return figures
+}
+
+serveTrial(async (request) => {
+  const retained = [...new Set([0, ...(request.retained ?? SHAPES.h.retained)])].sort(
+    (a, b) => a - b,
+  )
+  const planned = Math.max(...retained)
+  const metrics: Record<string, number> = {}
+  const seedSeconds: Record<string, number> = {}
+  let seeded = 0
+  const record = (label: string, figures: Record<string, number>) => {
+    for (const [name, value] of Object.entries(figures)) metrics[`${name}@${label}`] = value
+    metrics[`aSlowdown@${label}`] = figures["aP50Ms"]! / metrics["aP50Ms@0"]!
+    metrics[`bSlowdown@${label}`] =
+      metrics["bWorkflowsPerSecond@0"]! / figures["bWorkflowsPerSecond"]!
+  }
+  for (const count of retained) {
+    if (count > seeded) {
+      const { akter, close } = await openAkterBench(request.databaseUrl)
+      const startedAt = performance.now()
+      try {
+        await seedHistory(internalsOf(akter).storage.db, {
+          finished: count,
+          from: seeded,
+          planned,
+          onProgress: (done) => process.stderr.write(`\rh: seeded ${done} finished executions`),
+        })
+      } finally {
+        await close()
+      }
+      seedSeconds[count] = (performance.now() - startedAt) / 1000
+      process.stderr.write(` (${seedSeconds[count]!.toFixed(0)} s)\n`)
+      seeded = count
+    }
+    record(String(count), await measureAB(request))
+  }
+  let sweptExecutions = 0
+  let sweptEvents = 0
+  if (planned > 0) {
+    const before = await countRows(request.databaseUrl, "executions")
+    const eventsBefore = await countRows(request.databaseUrl, "events")
+    record(
+      "sweep",
+      await measureAB(request, async (akter, stopped) => {
+        while (!stopped()) await sweepRetention(internalsOf(akter), { keepMs: SWEEP_KEEP_MS })
+      }),
+    )
+    sweptExecutions = before - (await countRows(request.databaseUrl, "executions"))
+    sweptEvents = eventsBefore - (await countRows(request.databaseUrl, "events"))
+    metrics["sweptExecutions"] = sweptExecutions
+  }
+  metrics["worstSlowdown"] = Math.max(
+    ...Object.entries(metrics)
+      .filter(([name]) => name.startsWith("aSlowdown@") || name.startsWith("bSlowdown@"))
+      .map(([, value]) => value),
+  )
+  return {
+    shape: request.shape,
+    system: "akter",
+    metrics,
+    detail: { retained, seedSeconds, sweptExecutions, sweptEvents },
+  }
+})
