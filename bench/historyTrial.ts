@@ -12,7 +12,7 @@ import { internalsOf } from "../runtime/akter.js"
 import { sweepRetention } from "../runtime/retention/sweepRetention.js"
 import { openAkterBench } from "./akterBench.js"
 import { seedHistory } from "./historySeed.js"
-import { SHAPES, type TrialRequest } from "./shapes.js"
+import { scaled, SHAPES, type TrialRequest } from "./shapes.js"
 import { runShape } from "./shapeTrials.js"
 import { serveTrial } from "./trialChild.js"
 
@@ -76,7 +76,9 @@ serveTrial(async (request) => {
     metrics[`bSlowdown@${label}`] =
       metrics["bWorkflowsPerSecond@0"]! / figures["bWorkflowsPerSecond"]!
   }
-  for (const count of retained) {
+  for (const requested of retained) {
+    // A smoke run (`--scale`) seeds less, but labels its figures by the count asked for.
+    const count = scaled(requested, request.scale) * Math.sign(requested)
     if (count > seeded) {
       const { akter, close } = await openAkterBench(request.databaseUrl)
       const startedAt = performance.now()
@@ -84,7 +86,7 @@ serveTrial(async (request) => {
         await seedHistory(internalsOf(akter).storage.db, {
           finished: count,
           from: seeded,
-          planned,
+          planned: scaled(planned, request.scale),
           onProgress: (done) => process.stderr.write(`\rh: seeded ${done} finished executions`),
         })
       } finally {
@@ -94,7 +96,7 @@ serveTrial(async (request) => {
       process.stderr.write(` (${seedSeconds[count]!.toFixed(0)} s)\n`)
       seeded = count
     }
-    record(String(count), await measureAB(request))
+    record(String(requested), await measureAB(request))
   }
   let sweptExecutions = 0
   let sweptEvents = 0
