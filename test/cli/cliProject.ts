@@ -111,3 +111,10 @@ export const parseAnnotations = (output: string): Annotation[] =>
       }
       return { level: match[1]!, properties, message: unescape(match[3]!) }
     })
+
+/**
+ * `stderr` without the slow-stage progress lines (cli/slowProgress.ts), which a command connecting
+ * to a database prints only when a stage takes longer than a moment — on a loaded machine, sometimes.
+ */
+export const withoutProgress = (stderr: string): string =>
+  stderr.replace(/^akter [\w-]+: [^\n]*…\n/gm, "")

@@ -9,7 +9,12 @@ import { afterAll, beforeAll, expect, it, vi } from "vitest"
 import { makeOwnerClient, startRunner } from "../../runtime/index.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { createPostgresDatabase, describePostgres } from "../support/backends.js"
-import { createCliProject, positionOf, type CliProject } from "../cli/cliProject.js"
+import {
+  createCliProject,
+  positionOf,
+  withoutProgress,
+  type CliProject,
+} from "../cli/cliProject.js"
 import { loan, loanYaml, type LoanRelease, type LoanVersion } from "./loanReleases.js"
 
 // Every test runs the real CLI, a few seconds per call on a loaded machine.
@@ -58,7 +63,7 @@ describePostgres("akter lock --prune reports the migrations nothing needs any mo
       url,
       ...(format === "json" ? ["--format", "json"] : []),
     ])
-    expect(run.stderr).toBe("")
+    expect(withoutProgress(run.stderr)).toBe("")
     expect(run.code).toBe(0)
     return run.stdout
   }
