@@ -239,14 +239,6 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
       "adds the result columns, all null, to a batch that finishes nothing: no part reads them (the finish parts are added only when finishing)",
   },
   {
-    file: PASS_WRITER,
-    mutator: "ConditionalExpression",
-    source: "if (carriesStart) this.startWrite = this.chain",
-    replacement: "true",
-    reason:
-      "a pass holds its start before its first write, which carries it; a later write's chain ends after that write's (writes are serialized), so startRecorded only waits longer",
-  },
-  {
     file: BATCH,
     mutator: "ConditionalExpression",
     source: "const settling = writes.some((write) => write.settle !== undefined)",
@@ -297,5 +289,22 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
     source: "...(batched.outcome === undefined ? {} : { outcome: batched.outcome }),",
     replacement: "false",
     reason: UNDEFINED_KEY,
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "write.select === undefined ? sql`` : sql`, ${write.select}`",
+    replacement: "false",
+    reason:
+      "a write without columns of its own gets one more, an unnamed NULL (the undefined parameter): every read takes the row's columns by name (generation, created, the write's own)",
+  },
+  {
+    file: PASS_WRITER,
+    mutator: "ConditionalExpression",
+    source: "generation: held === null || held === undefined ? undefined : Number(held),",
+    replacement: "false",
+    column: 42,
+    reason:
+      "the row always has its generation column: composeStatement's select has no FROM (one row), and its first column is the fence's scalar subquery, NULL when the fence found no row",
   },
 ]

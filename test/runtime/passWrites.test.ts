@@ -10,10 +10,12 @@
  * two held settles, a wait's matched event, held parts or a held change of the execution as a plain
  * statement; a final write drops what is held; a start taken by this process's runner rides on the
  * pass's first write (created, attached, refused before it ran, or under a stale generation), a
- * final write or a change of the execution going after it in a statement of their own.
+ * final write or a change of the execution going after it in a statement of their own, and
+ * `startRecorded` resolving with that write. On Postgres, a parking write locks the execution row
+ * before its timer's outbox row, the order a client's interrupt takes them.
  */
 import { randomUUID } from "node:crypto"
-import { sql } from "kysely"
+import { sql, type QueryExecutorProvider, type RawBuilder } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import { unstartedExecution } from "../../runtime/engine/startStatement.js"
@@ -26,7 +28,8 @@ import { PassWriter, PassWriterBroken, StartAttached } from "../../runtime/engin
 import { beginSleepPart } from "../../runtime/engine/stepStore.js"
 import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
 import { makeOwnerClient } from "../../runtime/index.js"
-import { Activation, StaleGeneration } from "../../runtime/owners/fence.js"
+import { armTimerPart } from "../../runtime/outbox/outboxStore.js"
+import { Activation, fenceHeld, StaleGeneration } from "../../runtime/owners/fence.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { StatementBatcher } from "../../runtime/storage/statementBatcher.js"
@@ -618,6 +621,63 @@ describeEachBackend("pass writes", (backend) => {
     expect((await stepsOf(executionId)).map(([step]) => step)).toEqual(["nap#1", "s1#1"])
   })
 
+  // Lock order (docs/architecture.md): the owner row, then the execution's, then its outbox rows,
+  // as a client's interrupt takes them. PGlite has one connection: no two statements interleave.
+  if (backend === "postgres") {
+    it("locks the execution row before its timer when a pass parks: a park blocked on the execution holds no outbox row", async () => {
+      const { owner, executionId, writer } = await execution()
+      const pass = writer()
+      await pass.beginActivity("s1", 1)
+      const timerOf = (tx: QueryExecutorProvider, lock: RawBuilder<unknown>) =>
+        sql<{ id: string }>`SELECT id FROM akter.outbox
+          WHERE routing_key = ${owner.routingKey}::bigint AND kind = 'timer' AND id = ${executionId}
+          ${lock}`.execute(tx)
+      // The start armed the timer: the park's arming updates (and so locks) that row.
+      expect((await timerOf(db(), sql``)).rows).toEqual([{ id: executionId }])
+      const armed = armTimerPart(internals().clock, owner, executionId, "now", {
+        when: fenceHeld,
+      })
+      let parked: Promise<unknown> | undefined
+      // A client's interrupt, in flight: it holds the execution row and is about to poke the timer.
+      const outboxWhileBlocked = await db()
+        .transaction()
+        .execute(async (interrupt) => {
+          await sql`SELECT 1 FROM akter.executions
+            WHERE routing_key = ${owner.routingKey}::bigint AND execution_id = ${executionId}
+            FOR UPDATE`.execute(interrupt)
+          const { rows } = await sql<{
+            pid: number
+          }>`SELECT pg_backend_pid() AS pid`.execute(interrupt)
+          const interruptPid = rows[0]!.pid
+          parked = pass.write("park", {
+            parts: [armed],
+            execution: { status: "suspended" },
+            select: sql`(SELECT due_at_ms FROM ${sql.id(armed.name)}) AS due_at_ms`,
+            read: (row) => Number(row["due_at_ms"]),
+          })
+          await waitUntil("the park waits on a lock the interrupt holds", async () => {
+            const blocked = await sql<{ n: number }>`SELECT count(*)::int AS n
+              FROM pg_stat_activity
+              WHERE wait_event_type = 'Lock' AND ${interruptPid}::int = ANY (pg_blocking_pids(pid))`.execute(
+              db(),
+            )
+            return blocked.rows[0]!.n === 1
+          })
+          // The timer's row is free: another statement takes it at once, and lets it go.
+          return db()
+            .transaction()
+            .execute((other) => timerOf(other, sql`FOR UPDATE NOWAIT`))
+            .then(
+              (taken) => taken.rows,
+              (error: unknown) => `${(error as { code?: string }).code}: ${String(error)}`,
+            )
+        })
+      expect(outboxWhileBlocked).toEqual([{ id: executionId }])
+      expect(typeof (await parked)).toBe("number")
+      expect(await executionRow(executionId)).toMatchObject({ status: "suspended" })
+    })
+  }
+
   /**
    * Starts an execution of `ownerId` as a runner of this process takes it: the start is handed over
    * unwritten (to the acceptor here) for the test's pass writer to carry; `id` keys the execution
@@ -741,6 +801,59 @@ describeEachBackend("pass writes", (backend) => {
     expect(typeof (await begun)).toBe("number")
     await started
     expect(outcomes).toEqual(["created"])
+  })
+
+  it("resolves startRecorded with the write that carries the start, not with a write issued behind it", async () => {
+    const ownerId = newOwnerId()
+    const { held, outcomes, started, executionId } = await takenStart(ownerId)
+    const pass = writersOf(ownerId, executionId).writer()
+    pass.holdStart(held, () => {})
+    const order: string[] = []
+    // Both issued before the first has run: the second waits behind the first.
+    const carrying = pass.beginActivity("s1", 1).then(() => order.push("s1 begun"))
+    const behind = pass.beginActivity("s2", 1).then(() => order.push("s2 begun"))
+    const recorded = pass.startRecorded().then(() => {
+      order.push("start recorded")
+      return [...outcomes]
+    })
+    expect(await recorded).toEqual(["created"])
+    await Promise.all([carrying, behind, started])
+    expect(order).toEqual(["s1 begun", "start recorded", "s2 begun"])
+    expect(outcomes).toEqual(["created"])
+  })
+
+  it("writes no statement of its own for a start when a finish is issued behind the write that carries it", async () => {
+    const ownerId = newOwnerId()
+    const { held, outcomes, started, executionId } = await takenStart(ownerId)
+    const { writer, batchRows } = writersOf(ownerId, executionId)
+    const pass = writer()
+    pass.holdStart(held, () => {})
+    // Issued before the write carrying the start has run: the start is carried already, so the
+    // finish goes after it as one batch row, with no flush of what is held in between.
+    const carrying = pass.beginActivity("s1", 1)
+    const finished = finishWrite(pass, encodeJson({ _tag: "Success", value: {} }))
+    expect(typeof (await carrying)).toBe("number")
+    expect(await finished).toBe(true)
+    await started
+    expect(outcomes).toEqual(["created"])
+    expect(batchRows()).toBe(1)
+    expect(await finishesOf(executionId)).toBe(1)
+  })
+
+  it("carries a start held after the pass's first write on the next write issued", async () => {
+    const { ownerId } = await execution()
+    const { held, outcomes, started, executionId } = await takenStart(ownerId)
+    const { activation, writer } = writersOf(ownerId, executionId)
+    const pass = writer()
+    // A write before the start is held: it takes the owner, and carries nothing.
+    await pass.write("settle", { parts: [] })
+    expect(activation.held).toBe(1)
+    pass.holdStart(held, () => {})
+    await pass.beginActivity("s1", 1)
+    expect(outcomes).toEqual(["created"])
+    await started
+    expect(await stepsOf(executionId)).toEqual([["s1#1", null]])
+    expect(await executionRow(executionId)).toEqual({ status: "running", event_cursor: 0 })
   })
 
   it("tells a start that found its execution there that it attached, and writes nothing of the pass", async () => {
