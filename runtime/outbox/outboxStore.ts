@@ -180,19 +180,17 @@ export interface ClaimedRow {
 }
 
 /**
- * Claims up to `limit` due rows of the given buckets and moves each `recoveryMs` ahead, in one
- * statement: no other runner sees a claimed row until the claim lapses.
+ * Claims up to `limit` due rows that `which` selects (a condition on `o`, the outbox row) and moves
+ * each `recoveryMs` ahead, in one statement: no other runner sees a claimed row until the claim
+ * lapses, and a row another claim holds is skipped rather than waited for.
  */
-export const claimDue = async (
+const claimDueWhere = async (
   db: Queryable,
   clock: DatabaseClock,
-  buckets: readonly number[],
-  /** Manifests (compatibility hashes) the claimer serves: it also takes timers wanting one of them. */
-  served: readonly string[],
+  which: RawBuilder<boolean>,
   limit: number,
   recoveryMs: number,
 ): Promise<ClaimedRow[]> => {
-  if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []
   const { rows } = await sql<{
     routing_key: string
     kind: OutboxKind
@@ -210,9 +208,7 @@ export const claimDue = async (
     WITH now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
       SELECT o.routing_key, o.kind, o.id, now.ms - o.due_at_ms AS lag_ms FROM akter.outbox o, now
-      WHERE o.due_at_ms <= now.ms
-        AND ((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
-          OR o.wanted_hash = ANY(${served}::text[]))
+      WHERE o.due_at_ms <= now.ms AND ${which}
       ORDER BY o.due_at_ms
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED)
@@ -236,6 +232,56 @@ export const claimDue = async (
     wanted: row.wanted_hash !== null,
     lagMs: row.lag_ms,
   }))
+}
+
+/**
+ * Claims up to `limit` due rows of the given buckets and moves each `recoveryMs` ahead, in one
+ * statement: no other runner sees a claimed row until the claim lapses.
+ */
+export const claimDue = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  buckets: readonly number[],
+  /** Manifests (compatibility hashes) the claimer serves: it also takes timers wanting one of them. */
+  served: readonly string[],
+  limit: number,
+  recoveryMs: number,
+): Promise<ClaimedRow[]> => {
+  if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []
+  return claimDueWhere(
+    db,
+    clock,
+    sql<boolean>`((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
+          OR o.wanted_hash = ANY(${served}::text[]))`,
+    limit,
+    recoveryMs,
+  )
+}
+
+/**
+ * The claim of `claimDue` for named timers only: those of `timers` that are due now, in one of the
+ * given buckets and wanting no other manifest. A runner claims so the timers it armed itself and
+ * kept in memory (runner/localTimers.ts); a timer claimed or re-armed since is not due, and is
+ * not returned.
+ */
+export const claimDueTimers = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  timers: readonly { readonly routingKey: string; readonly executionId: string }[],
+  buckets: readonly number[],
+  recoveryMs: number,
+): Promise<ClaimedRow[]> => {
+  if (timers.length === 0 || buckets.length === 0) return []
+  return claimDueWhere(
+    db,
+    clock,
+    sql<boolean>`o.kind = 'timer' AND o.wanted_hash IS NULL AND o.bucket = ANY(${buckets}::int[])
+        AND (o.routing_key, o.id) IN (
+          SELECT * FROM unnest(${timers.map((t) => t.routingKey)}::bigint[],
+            ${timers.map((t) => t.executionId)}::text[]))`,
+    timers.length,
+    recoveryMs,
+  )
 }
 
 /**

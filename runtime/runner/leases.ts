@@ -64,6 +64,11 @@ export class LeaseKeeper {
     return [...this.held].sort((a, b) => a - b)
   }
 
+  /** Local time until which the leases held now surely hold, unless renewed. */
+  get heldUntil(): number {
+    return this.validUntil
+  }
+
   /** Whether this runner may still act for `bucket` (held, and not past its lease by the local clock). */
   holds(bucket: number): boolean {
     return this.held.has(bucket) && Date.now() < this.validUntil

@@ -30,6 +30,18 @@ interface LivePass {
   readonly owner: OwnerPlacement
 }
 
+/** How an execution's passes here ended. */
+export interface PassesEnded {
+  readonly owner: OwnerPlacement
+  readonly executionId: string
+  /** The owner's bucket is another runner's (see `LivePasses.run`). */
+  readonly guest: boolean
+  /** The local time its timer is due, if its last pass suspended on one. */
+  readonly dueAt: number | undefined
+  /** Due work should be claimed now (a folded start was refused). */
+  readonly claimNow: boolean
+}
+
 export interface LivePassesOptions {
   readonly internals: AkterInternals
   readonly log: Logger
@@ -40,11 +52,8 @@ export interface LivePassesOptions {
   readonly handBack: TimerHandBack
   /** Whether the runner still leases the bucket. */
   readonly holds: (bucket: number) => boolean
-  /**
-   * Told when an execution's passes here ended: the local time its next timer is due, if its pass
-   * suspended on one, and whether due work should be claimed now (a folded start was refused).
-   */
-  readonly ended: (dueAt: number | undefined, claimNow: boolean) => void
+  /** Told when an execution's passes here ended. */
+  readonly ended: (ended: PassesEnded) => void
 }
 
 export class LivePasses {
@@ -211,6 +220,6 @@ export class LivePasses {
       outcome?.kind === "suspended" && outcome.dueAtMs !== null
         ? Date.now() + Math.max(0, outcome.dueAtMs - services.now())
         : undefined
-    this.options.ended(dueAt, claimNow)
+    this.options.ended({ owner, executionId, guest, dueAt, claimNow })
   }
 }

@@ -1,8 +1,9 @@
 /**
  * How a runner takes starts issued in its own process (engine/localStarts.ts lists the hops): a
- * start of a workflow it implements, in a bucket it leases, while it has a free slot, becomes its
- * pass's first write instead of a statement of its own followed by a claim. The timer the start
- * arms is set a recovery interval ahead, as a claim would have set it.
+ * start of a workflow it implements, in a bucket it leases, while it has a slot free (and owed to
+ * no timer already due), becomes its pass's first write instead of a statement of its own followed
+ * by a claim. The timer the start arms is set a recovery interval ahead, as a claim would have set
+ * it.
  */
 import type { AkterInternals } from "../akter.js"
 import { unstartedExecution } from "../engine/startStatement.js"
@@ -17,6 +18,8 @@ export interface LocalStartOptions {
   /** The workflows implemented here, by `owner/workflow`. */
   readonly implementations: ReadonlyMap<string, unknown>
   readonly concurrency: number
+  /** Slots owed to timers already due (runner/localTimers.ts): a start waits behind them. */
+  readonly owed: () => number
   readonly recoveryMs: number
   /** Whether the runner may take work now (not draining, and leasing the bucket). */
   readonly serves: (bucket: number) => boolean
@@ -35,7 +38,7 @@ export const acceptLocalStarts = (options: LocalStartOptions): (() => void) => {
         // engine/concurrencyGroups.ts).
         request.concurrency !== null ||
         !options.serves(owner.bucket) ||
-        passes.size >= options.concurrency ||
+        passes.size + options.owed() >= options.concurrency ||
         !options.implementations.has(workflowKeyOf(workflow.owner, workflow.name))
       ) {
         return undefined

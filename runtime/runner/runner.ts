@@ -1,8 +1,8 @@
 /**
  * A runner: registers implemented workflows and serves the buckets it holds. This module composes
  * its parts — what it serves (servedWorkflows.ts), its bucket leases (leases.ts), when it claims due
- * work (claimLoop.ts), the passes it runs (livePasses.ts), the timers it hands back
- * (timerHandBack.ts), the relay of staged starts (startRelay.ts), the starts of its own process it
+ * work (claimLoop.ts), the soon-due timers it fires from memory (localTimers.ts), the passes it runs
+ * (livePasses.ts), the timers it hands back (timerHandBack.ts), the relay of staged starts (startRelay.ts), the starts of its own process it
  * takes (localStartAcceptor.ts), lease-release signals (leaseReleaseSignals.ts), retention sweeps
  * (retentionSweeps.ts), the ticks of its workflows' schedules (scheduleTicker.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
  * in order. Live passes are only a cache of the replay: everything needed to continue is in the
@@ -16,7 +16,7 @@ import { readExecutionSnapshots } from "../engine/executionStore.js"
 import { writeStepBatch } from "../engine/stepBatch.js"
 import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration } from "../model/registration.js"
-import type { ClaimedRow } from "../outbox/outboxStore.js"
+import { claimDueTimers, type ClaimedRow } from "../outbox/outboxStore.js"
 import { WAKE_CHANNEL } from "../outbox/notifications.js"
 import { estimatedNow } from "../storage/clock.js"
 import { acceptManifests } from "./acceptManifests.js"
@@ -24,7 +24,8 @@ import { ClaimLoop } from "./claimLoop.js"
 import { DatabaseHealth } from "./databaseHealth.js"
 import { announceLeasesReleased, hearLeaseReleases } from "./leaseReleaseSignals.js"
 import { LeaseKeeper, type LeaseChange } from "./leases.js"
-import { LivePasses } from "./livePasses.js"
+import { LivePasses, type PassesEnded } from "./livePasses.js"
+import { LocalTimers } from "./localTimers.js"
 import { acceptLocalStarts } from "./localStartAcceptor.js"
 import { scheduleRetentionSweeps } from "./retentionSweeps.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
@@ -130,7 +131,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     log,
     async (change: LeaseChange) => {
       internals.metrics.leasesChanged(change.acquired.length, change.lost.length)
-      if (change.lost.length > 0) passes.leasesLost(change.lost)
+      if (change.lost.length > 0) {
+        timers.leasesLost(change.lost)
+        passes.leasesLost(change.lost)
+      }
       if (change.acquired.length > 0) {
         claims.lookUpDueTimes()
         poll()
@@ -167,8 +171,34 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     health,
     handBack,
     holds: (bucket) => leases.holds(bucket),
-    ended: (dueAt, claimNow) => claims.passesEnded(dueAt, claimNow),
+    ended: (ended) => passesEnded(ended),
   })
+  const timers: LocalTimers = new LocalTimers({
+    holds: (bucket) => leases.holds(bucket),
+    leaseValidUntil: () => leases.heldUntil,
+    free: () => concurrency - passes.size,
+    claim: (due) =>
+      claimDueTimers(internals.storage.db, internals.clock, due, leases.buckets, recoveryMs),
+    dispatch: (row) => dispatch(row),
+    unclaimed: (error) => {
+      if (error !== undefined && !health.failed(error)) {
+        log.warn("could not claim timers due here", { error: String(error) })
+      }
+      // The claim loop finds them by their due times, as it finds any timer.
+      claims.lookUpDueTimes()
+      poll()
+    },
+    track,
+  })
+  /**
+   * An execution's passes here ended: its timer, if due soon, is kept in memory; the freed slot
+   * goes to fired timers first, then to the claim loop.
+   */
+  const passesEnded = ({ owner, executionId, guest, dueAt, claimNow }: PassesEnded) => {
+    const kept = !guest && dueAt !== undefined && timers.keep(owner, executionId, dueAt)
+    timers.slotFreed()
+    claims.passesEnded(kept ? undefined : dueAt, claimNow)
+  }
 
   /** Routes a claimed row: a staged start to the relay, a timer to its execution's pass. */
   const dispatch = (row: ClaimedRow) => {
@@ -183,6 +213,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       track(handBack.dueNow([{ routingKey: row.routingKey, executionId: row.id }]))
       return
     }
+    timers.forget(row.id)
     if (passes.rerun(row.id)) return
     const owner = {
       tenant: row.tenant,
@@ -202,7 +233,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     concurrency,
     recoveryMs,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
-    running: () => passes.size,
+    running: () => passes.size + timers.claiming,
     now: services.now,
     dispatch,
     track,
@@ -215,6 +246,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     passes,
     implementations: served.implementations,
     concurrency,
+    owed: () => timers.waiting,
     recoveryMs,
     serves: (bucket) => !draining && leases.holds(bucket),
     track,
@@ -272,6 +304,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     if (draining) return
     draining = true
     claims.stop()
+    timers.stop()
     stopTicking()
     stopSweeping()
     stopBucketWakeups()

@@ -1,0 +1,173 @@
+/**
+ * Timers a runner armed itself and fires from memory. When a pass of this runner parks an
+ * execution on a timer due soon (within `LOCAL_TIMER_HORIZON_MS`, and before the bucket's lease
+ * would lapse), the runner keeps a local timer; when it fires, the runner claims that row by the
+ * claim every poll makes (outbox/outboxStore.ts `claimDueTimers`: due, in a bucket it leases, moved
+ * a recovery interval ahead, `SKIP LOCKED`) and runs the pass. The database stays the truth: a
+ * local timer only makes the claim happen on time. A row claimed or re-armed since is not claimed
+ * again; a lost lease, a drain or a crash drop the local timers, and the persisted due time brings
+ * whoever holds the bucket then to it by its normal claim.
+ *
+ * A fired timer goes ahead of new work: while fired timers wait for a free slot, the runner takes
+ * no start of its own process (runner/localStartAcceptor.ts), and each pass that ends gives its
+ * slot to them first.
+ */
+import type { ClaimedRow } from "../outbox/outboxStore.js"
+import type { OwnerPlacement } from "../owners/routing.js"
+import { timeoutDelay } from "../storage/clock.js"
+
+/** How far ahead a timer is kept in memory; later ones wait for the claim loop's polls. */
+export const LOCAL_TIMER_HORIZON_MS = 10_000
+
+interface LocalTimer {
+  readonly routingKey: string
+  readonly executionId: string
+  readonly bucket: number
+  /** Local time it is due. */
+  readonly dueAt: number
+  timeout: ReturnType<typeof setTimeout> | undefined
+}
+
+export interface LocalTimersOptions {
+  /** Whether the runner leases the bucket, and until when (local time) its lease surely holds. */
+  readonly holds: (bucket: number) => boolean
+  readonly leaseValidUntil: () => number
+  /** Slots free for passes now. */
+  readonly free: () => number
+  /** Claims the timers that are due and still this runner's; the claimed rows. */
+  readonly claim: (
+    timers: readonly { readonly routingKey: string; readonly executionId: string }[],
+  ) => Promise<ClaimedRow[]>
+  /** Runs a claimed row's pass, as a poll's claim does. */
+  readonly dispatch: (row: ClaimedRow) => void
+  /**
+   * Fired timers whose claim did not return them (claimed elsewhere, re-armed, or not yet due by
+   * the database's clock) or failed: the claim loop looks their rows up again.
+   */
+  readonly unclaimed: (error?: unknown) => void
+  /** Tracks a claim until it settles, so a drain waits for it. */
+  readonly track: (work: Promise<void>) => void
+}
+
+export class LocalTimers {
+  private readonly kept = new Map<string, LocalTimer>()
+  /** Fired, not yet claimed: earliest due first. */
+  private fired: LocalTimer[] = []
+  /** Timers whose claim is under way: their slots are taken. */
+  private claimingCount = 0
+  private stopped = false
+
+  constructor(private readonly options: LocalTimersOptions) {}
+
+  /** Fired timers waiting for a slot or being claimed: new work waits behind them. */
+  get waiting(): number {
+    return this.fired.length + this.claimingCount
+  }
+
+  /** Slots the claim under way will fill. */
+  get claiming(): number {
+    return this.claimingCount
+  }
+
+  /**
+   * A pass of this runner parked the execution on a timer due at `dueAt` (local time): kept in
+   * memory when it is due within the horizon and the lease holds until then. False when it is not
+   * kept, and the claim loop's polls are to bring it.
+   */
+  keep(owner: OwnerPlacement, executionId: string, dueAt: number): boolean {
+    if (this.stopped) return false
+    const now = Date.now()
+    if (
+      dueAt - now > LOCAL_TIMER_HORIZON_MS ||
+      !this.options.holds(owner.bucket) ||
+      dueAt >= this.options.leaseValidUntil()
+    ) {
+      return false
+    }
+    this.forget(executionId)
+    const timer: LocalTimer = {
+      routingKey: owner.routingKey,
+      executionId,
+      bucket: owner.bucket,
+      dueAt,
+      timeout: undefined,
+    }
+    // A millisecond late: the database's clock, which judges the claim, is estimated to a few.
+    timer.timeout = setTimeout(() => this.fire(timer), timeoutDelay(dueAt - now + 1))
+    this.kept.set(executionId, timer)
+    return true
+  }
+
+  /** The execution's timer is in other hands (a claim of the poll took it, a pass runs it). */
+  forget(executionId: string): void {
+    const timer = this.kept.get(executionId)
+    if (timer === undefined) return
+    clearTimeout(timer.timeout)
+    this.kept.delete(executionId)
+    const index = this.fired.indexOf(timer)
+    if (index >= 0) this.fired.splice(index, 1)
+  }
+
+  /** The leases of these buckets were lost: their timers are whoever holds them next's to claim. */
+  leasesLost(buckets: readonly number[]): void {
+    const lost = new Set(buckets)
+    for (const timer of [...this.kept.values()]) {
+      if (lost.has(timer.bucket)) this.forget(timer.executionId)
+    }
+  }
+
+  /** A slot came free: fired timers take it first. */
+  slotFreed(): void {
+    if (this.fired.length > 0) this.claimFired()
+  }
+
+  /** Fires nothing more; the rows keep their due times for the claim loop (of any runner). */
+  stop(): void {
+    this.stopped = true
+    for (const timer of this.kept.values()) clearTimeout(timer.timeout)
+    this.kept.clear()
+    this.fired = []
+  }
+
+  private fire(timer: LocalTimer): void {
+    timer.timeout = undefined
+    if (this.stopped || this.kept.get(timer.executionId) !== timer) return
+    this.fired.push(timer)
+    this.fired.sort((a, b) => a.dueAt - b.dueAt)
+    this.claimFired()
+  }
+
+  /** Claims fired timers, as many as there are free slots, one claim at a time. */
+  private claimFired(): void {
+    if (this.claimingCount > 0 || this.stopped) return
+    const free = this.options.free()
+    if (free <= 0) return
+    const batch = this.fired.splice(0, free)
+    // A timer of a bucket no longer leased is left to whoever leases it.
+    const mine = batch.filter((timer) => this.options.holds(timer.bucket))
+    for (const timer of batch) this.kept.delete(timer.executionId)
+    if (mine.length === 0) {
+      if (this.fired.length > 0) this.claimFired()
+      return
+    }
+    this.claimingCount = mine.length
+    this.options.track(
+      this.options
+        .claim(mine)
+        .then(
+          (rows) => {
+            this.claimingCount = 0
+            for (const row of rows) this.options.dispatch(row)
+            if (rows.length < mine.length) this.options.unclaimed()
+          },
+          (error: unknown) => {
+            this.claimingCount = 0
+            this.options.unclaimed(error)
+          },
+        )
+        .finally(() => {
+          if (this.fired.length > 0) this.claimFired()
+        }),
+    )
+  }
+}

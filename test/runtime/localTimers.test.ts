@@ -1,0 +1,260 @@
+/**
+ * Timers a runner fires from memory (runtime/runner/localTimers.ts), on PGlite and on Postgres: a
+ * short sleep a runner parked wakes on time with no poll to bring it; a kept timer is claimed by
+ * the poll's own claim at its due time, and only when it is still due (a second claim that took it
+ * first wins, and the row shows one claim); a drained runner's kept timers are fired by the runner
+ * that takes its buckets, each sleep settled and each execution finished once, as the write-audit
+ * triggers saw it. (A runner killed with SIGKILL while keeping timers: test/crash/localTimersKill.)
+ */
+import { randomUUID } from "node:crypto"
+import { sql } from "kysely"
+import { Effect } from "effect"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { implementWorkflow, makeOwnerClient } from "../../runtime/index.js"
+import { internalsOf } from "../../runtime/akter.js"
+import {
+  armTimerPart,
+  claimDue,
+  claimDueTimers,
+  type ClaimedRow,
+} from "../../runtime/outbox/outboxStore.js"
+import { placeOwner, type OwnerPlacement } from "../../runtime/owners/routing.js"
+import { LOCAL_TIMER_HORIZON_MS, LocalTimers } from "../../runtime/runner/localTimers.js"
+import { startRunner } from "../../runtime/runner/runner.js"
+import { composeStatement } from "../../runtime/storage/statementParts.js"
+import type { TestAkter } from "../../runtime/testing/index.js"
+import { describeEachBackend, openTestAkter } from "../support/backends.js"
+import { registrationFromYaml } from "../support/registrationFromYaml.js"
+import {
+  installSettleAudit,
+  readWriteAudit,
+  settledThenFinished,
+  settlesOf,
+} from "../support/writeAudit.js"
+import { sleep, waitUntil } from "../support/waitUntil.js"
+import { withRunner } from "../support/withRunner.js"
+
+const registration = await registrationFromYaml(
+  `
+akter: 1
+owner: Napper
+workflows:
+  nap:
+    input: { ms: integer }
+    output: { key: string }
+    steps:
+      nap: { kind: sleep }
+      after: { kind: activity, output: { key: string } }
+`,
+  "manifests/napper.yaml",
+)
+
+/** No fallback poll within a test: only a kept timer (or a lease change) brings a due timer. */
+const NO_POLL_MS = 600_000
+const RECOVERY_MS = 60_000
+
+describeEachBackend("timers a runner fires from memory", (backend) => {
+  let akter: TestAkter
+  /** Local times the body reached the sleep and passed it, first time only; `after`'s runs. */
+  const sleptAt = new Map<string, number>()
+  const wokeAt = new Map<string, number>()
+  const afterRuns = new Map<string, number>()
+
+  const nap = implementWorkflow(registration, "nap", {
+    activities: {
+      after: async (ctx: { executionId: string }) => {
+        afterRuns.set(ctx.executionId, (afterRuns.get(ctx.executionId) ?? 0) + 1)
+        return { key: ctx.executionId }
+      },
+    },
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    body: (input: { ms: number }, wf: any) =>
+      Effect.gen(function* () {
+        const id = wf.executionId as string
+        yield* Effect.sync(() => void (sleptAt.has(id) || sleptAt.set(id, Date.now())))
+        yield* wf.nap(input.ms) as Effect.Effect<void>
+        yield* Effect.sync(() => void (wokeAt.has(id) || wokeAt.set(id, Date.now())))
+        return (yield* wf.after() as Effect.Effect<{ key: string }>) as { key: string }
+      }),
+  })
+
+  beforeAll(async () => {
+    akter = await openTestAkter(backend)
+    await installSettleAudit(internalsOf(akter).storage.db)
+  })
+
+  afterAll(() => akter?.close())
+
+  const db = () => internalsOf(akter).storage.db
+  const clock = () => internalsOf(akter).clock
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const client = () => makeOwnerClient<any>(akter, registration)
+  const dbNow = async () => {
+    const { rows } = await sql<{ now: number }>`
+      SELECT akter.now_ms(${clock().offsetMs}::bigint) AS now`.execute(db())
+    return Number(rows[0]!.now)
+  }
+  const timerOf = (id: string) =>
+    db()
+      .selectFrom("akter.outbox")
+      .select(["due_at_ms", "attempts"])
+      .where("kind", "=", "timer")
+      .where("id", "=", id)
+      .executeTakeFirst()
+  const statusOf = async (id: string) =>
+    (
+      await db()
+        .selectFrom("akter.executions")
+        .select("status")
+        .where("execution_id", "=", id)
+        .executeTakeFirstOrThrow()
+    ).status
+
+  it("wakes a short sleep its runner parked on time, with no poll to bring it", async () => {
+    await withRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS }, async () => {
+      const run = await client().nap.start(`o-${randomUUID().slice(0, 8)}`, { ms: 300 })
+      const result = await run.result({ timeout: "20 seconds" })
+      expect(result).toEqual({ _tag: "Success", value: { key: run.executionId } })
+      const late = wokeAt.get(run.executionId)! - sleptAt.get(run.executionId)! - 300
+      expect(late).toBeGreaterThanOrEqual(0)
+      // A poll would come a fallback interval (10 minutes) later; a loaded machine gets latitude.
+      expect(late).toBeLessThan(1_000)
+      const audit = await readWriteAudit(db())
+      expect(settledThenFinished(["nap#1", "after#1"])).toContainEqual(
+        settlesOf(audit, run.executionId),
+      )
+      expect(audit.duplicateFinishes).toEqual([])
+      expect(await timerOf(run.executionId)).toBeUndefined()
+    })
+  })
+
+  /** An owner whose bucket no other test uses, and its timer armed `offsetMs` from now. */
+  const usedBuckets = new Set<number>()
+  const armedTimer = async (offsetMs: number) => {
+    let owner: OwnerPlacement
+    do {
+      owner = placeOwner({ tenant: "default", ownerType: "Probe", ownerId: randomUUID() })
+    } while (usedBuckets.has(owner.bucket))
+    usedBuckets.add(owner.bucket)
+    const id = `timer-${randomUUID().slice(0, 8)}`
+    const due = (await dbNow()) + offsetMs
+    await composeStatement(
+      [armTimerPart(clock(), owner, id, due, { when: sql`true` })],
+      sql`true AS armed`,
+    ).execute(db())
+    return { owner, id, due }
+  }
+  const localTimers = (held: ReadonlySet<number>) => {
+    const dispatched: { row: ClaimedRow; at: number }[] = []
+    let unclaimed = 0
+    const timers = new LocalTimers({
+      holds: (bucket) => held.has(bucket),
+      leaseValidUntil: () => Date.now() + 30_000,
+      free: () => 8,
+      claim: (due) => claimDueTimers(db(), clock(), due, [...held], RECOVERY_MS),
+      dispatch: (row) => dispatched.push({ row, at: Date.now() }),
+      unclaimed: () => void unclaimed++,
+      track: () => {},
+    })
+    return { timers, dispatched, unclaimed: () => unclaimed }
+  }
+  /** The local time a database due time falls at, as a runner computes it. */
+  const localDue = async (due: number) => Date.now() + (due - (await dbNow()))
+
+  it("claims a kept timer at its due time, by the poll's claim, and runs nothing early", async () => {
+    const { owner, id, due } = await armedTimer(400)
+    const { timers, dispatched } = localTimers(new Set([owner.bucket]))
+    expect(timers.keep(owner, id, await localDue(due))).toBe(true)
+    await sleep(150)
+    expect(dispatched).toEqual([])
+    expect(await timerOf(id)).toEqual({ due_at_ms: due, attempts: 0 })
+    await waitUntil("the kept timer fires", () => dispatched.length === 1, { timeoutMs: 10_000 })
+    const { row } = dispatched[0]!
+    expect(row).toMatchObject({ id, kind: "timer", bucket: owner.bucket, attempts: 1 })
+    expect(row.lagMs).toBeGreaterThanOrEqual(0)
+    // The claim moved it a recovery interval ahead, as a poll's claim does.
+    expect(row.claimedDueAtMs).toBeGreaterThanOrEqual(due + RECOVERY_MS)
+    expect(await timerOf(id)).toEqual({ due_at_ms: row.claimedDueAtMs, attempts: 1 })
+    timers.stop()
+  })
+
+  it("keeps no timer beyond the horizon or of a bucket it does not lease, and drops a lost bucket's", async () => {
+    const far = await armedTimer(LOCAL_TIMER_HORIZON_MS + 60_000)
+    const unleased = await armedTimer(50)
+    const lost = await armedTimer(200)
+    const { timers, dispatched } = localTimers(new Set([far.owner.bucket, lost.owner.bucket]))
+    expect(timers.keep(far.owner, far.id, await localDue(far.due))).toBe(false)
+    expect(timers.keep(unleased.owner, unleased.id, await localDue(unleased.due))).toBe(false)
+    expect(timers.keep(lost.owner, lost.id, await localDue(lost.due))).toBe(true)
+    timers.leasesLost([lost.owner.bucket])
+    await sleep(600)
+    expect(dispatched).toEqual([])
+    // Each row keeps its persisted due time for whoever claims it by the poll.
+    expect(await timerOf(unleased.id)).toEqual({ due_at_ms: unleased.due, attempts: 0 })
+    expect(await timerOf(lost.id)).toEqual({ due_at_ms: lost.due, attempts: 0 })
+    timers.stop()
+  })
+
+  it("claims nothing when a second runner's claim took the timer first; the row shows one claim", async () => {
+    const { owner, id } = await armedTimer(-10)
+    const { timers, dispatched, unclaimed } = localTimers(new Set([owner.bucket]))
+    // Kept to fire a little later than the row is due; meanwhile another runner, which took the
+    // bucket, claims it.
+    expect(timers.keep(owner, id, Date.now() + 300)).toBe(true)
+    const theirs = await claimDue(db(), clock(), [owner.bucket], [], 10, RECOVERY_MS)
+    expect(theirs.map((row) => row.id)).toEqual([id])
+    await waitUntil("the kept timer's claim comes back empty", () => unclaimed() === 1, {
+      timeoutMs: 10_000,
+    })
+    expect(dispatched).toEqual([])
+    expect(await timerOf(id)).toEqual({ due_at_ms: theirs[0]!.claimedDueAtMs, attempts: 1 })
+    timers.stop()
+  })
+
+  it("leaves a drained runner's kept timers to the runner that takes its buckets: each sleep settled and each execution finished once", async () => {
+    const first = await startRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS })
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        client().nap.start(`o-${i}-${randomUUID().slice(0, 8)}`, { ms: 1_500 }),
+      ),
+    )
+    const ids = runs.map((run) => run.executionId as string)
+    await waitUntil("every execution is parked on its sleep", async () => {
+      for (const id of ids) if ((await statusOf(id)) !== "suspended") return false
+      return first.live === 0
+    })
+    const dues = new Map<string, number>()
+    for (const id of ids) dues.set(id, Number((await timerOf(id))!.due_at_ms))
+    const second = await startRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS })
+    let firstOpen = true
+    try {
+      await first.close()
+      firstOpen = false
+      // Nothing of the kept timers was written back: the persisted due times stand.
+      for (const id of ids) {
+        expect(await timerOf(id)).toEqual({ due_at_ms: dues.get(id), attempts: 0 })
+      }
+      const results = await Promise.all(runs.map((run) => run.result({ timeout: "30 seconds" })))
+      expect(results).toEqual(ids.map((key) => ({ _tag: "Success", value: { key } })))
+      const audit = await readWriteAudit(db())
+      for (const id of ids) {
+        expect(settledThenFinished(["nap#1", "after#1"])).toContainEqual(settlesOf(audit, id))
+      }
+      expect(audit.duplicateSettles).toEqual([])
+      expect(audit.duplicateFinishes).toEqual([])
+      // Woken no earlier than due (the database's clock judged the claim).
+      for (const settle of audit.settles.filter(
+        (s) => s.step === "nap" && ids.includes(s.executionId),
+      )) {
+        expect(settle.atMs).toBeGreaterThanOrEqual(dues.get(settle.executionId)!)
+      }
+      for (const id of ids) {
+        expect(afterRuns.get(id)).toBe(1)
+        expect(await timerOf(id)).toBeUndefined()
+      }
+    } finally {
+      if (firstOpen) await first.close()
+      await second.close()
+    }
+  })
+})
