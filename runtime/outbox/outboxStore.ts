@@ -275,10 +275,10 @@ export const claimDueTimers = async (
   return claimDueWhere(
     db,
     clock,
-    sql<boolean>`o.kind = 'timer' AND o.wanted_hash IS NULL AND o.bucket = ANY(${buckets}::int[])
-        AND (o.routing_key, o.id) IN (
+    sql<boolean>`((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
+        AND o.kind = 'timer' AND (o.routing_key, o.id) IN (
           SELECT * FROM unnest(${timers.map((t) => t.routingKey)}::bigint[],
-            ${timers.map((t) => t.executionId)}::text[]))`,
+            ${timers.map((t) => t.executionId)}::text[])))`,
     timers.length,
     recoveryMs,
   )

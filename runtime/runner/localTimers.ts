@@ -9,8 +9,8 @@
  * whoever holds the bucket then to it by its normal claim.
  *
  * A fired timer goes ahead of new work: while fired timers wait for a free slot, the runner takes
- * no start of its own process (runner/localStartAcceptor.ts), and each pass that ends gives its
- * slot to them first.
+ * no start of its own process (runner/localStartAcceptor.ts), its polls count their slots as
+ * taken, and each pass that ends gives its slot to them first.
  */
 import type { ClaimedRow } from "../outbox/outboxStore.js"
 import type { OwnerPlacement } from "../owners/routing.js"

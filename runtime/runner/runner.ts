@@ -233,7 +233,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     concurrency,
     recoveryMs,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
-    running: () => passes.size + timers.claiming,
+    running: () => passes.size + timers.waiting,
     now: services.now,
     dispatch,
     track,
