@@ -66,7 +66,7 @@ export const openAkterBench = async (
   }
   const bench: BenchSystem = {
     system: "akter",
-    statementLog,
+    store: { kind: "postgres", statementLog },
     ownCounters: () => internals.storage.counters,
     runSequential: async (steps, ownerId) => {
       const execution = await client[sequentialWorkflow(steps)]!.start(ownerId, { n: 0 })

@@ -17,8 +17,8 @@ const ticksPerSecond = (() => {
   }
 })()
 
-/** utime + stime of a process, in milliseconds; undefined once it is gone. */
-const processCpuMs = (pid: number): number | undefined => {
+/** utime + stime of a process (all its threads), in milliseconds; undefined once it is gone. */
+export const processCpuMs = (pid: number): number | undefined => {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
     // Fields after the command name, which is parenthesised and may contain spaces.

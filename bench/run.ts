@@ -1,17 +1,18 @@
 /**
- * `npm run bench`: every shape of issue 8 on akter and on DBOS Transact, alternating, on the same
- * Postgres (`DATABASE_URL`), each trial in a process and a fresh database of its own; then the
+ * `npm run bench`: every shape of issue 8 on akter, on DBOS Transact (the same Postgres,
+ * `DATABASE_URL`) and on Restate (shapes a–e, its own server in a private network namespace),
+ * alternating, each trial in a process and a fresh database (or server) of its own; then the
  * Postgres ceiling from pgbench, a table of medians with their spread and the ratios, and each
  * result against the issue's goal.
  *
- *   npm run bench -- [--only a,b] [--no-peer] [--reps N] [--json FILE] [--profile] [--no-ceiling]
- *                    [--scale N]
+ *   npm run bench -- [--only a,b] [--no-peer] [--no-dbos] [--no-restate] [--reps N] [--json FILE]
+ *                    [--profile] [--no-ceiling] [--scale N]
  *
  * Shape f runs at most twice (it parks 10,000 executions per trial). `--profile` writes a CPU
  * profile of the measured window of shapes a, b and c on both sides (bench/results/profiles/) and
  * prints where the time went; `--scale N` divides every count by N (a smoke run, not a measurement).
  */
-import { execFileSync, fork } from "node:child_process"
+import { execFileSync, fork, spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { mkdir, writeFile } from "node:fs/promises"
 import { loadavg } from "node:os"
@@ -21,7 +22,7 @@ import { checkLoopback, createBenchDatabase, DEFAULT_DATABASE_URL } from "./benc
 import { formatProfile, summarizeProfile, type ProfileSummary } from "./cpuProfile.js"
 import { measureCeiling, type CeilingResult } from "./postgresCeiling.js"
 import {
-  AKTER_ONLY,
+  runsShape,
   SHAPE_IDS,
   SHAPES,
   type ShapeId,
@@ -37,7 +38,8 @@ const peersDir = join(here, "peers")
 
 interface Options {
   readonly only: readonly ShapeId[]
-  readonly peer: boolean
+  readonly dbos: boolean
+  readonly restate: boolean
   readonly reps: number
   readonly json: string | undefined
   readonly profile: boolean
@@ -47,12 +49,14 @@ interface Options {
   readonly databaseUrl: string
 }
 
-const USAGE = `usage: npm run bench -- [--only a,b,…] [--no-peer] [--reps N] [--json FILE] [--profile]
-                        [--no-ceiling] [--scale N] [--retained 0,1000000,…]`
+const USAGE = `usage: npm run bench -- [--only a,b,…] [--no-peer] [--no-dbos] [--no-restate] [--reps N]
+                        [--json FILE] [--profile] [--no-ceiling] [--scale N] [--retained 0,1000000,…]
+  --no-peer skips both peers (akter alone); --no-dbos and --no-restate skip one.`
 
 const parseOptions = (args: readonly string[]): Options => {
   let only: ShapeId[] = [...SHAPE_IDS]
-  let peer = true
+  let dbos = true
+  let restate = true
   let reps = 3
   let json: string | undefined
   let profile = false
@@ -83,7 +87,11 @@ const parseOptions = (args: readonly string[]): Options => {
         )
       }
       only = SHAPE_IDS.filter((id) => ids.includes(id))
-    } else if (arg === "--no-peer") peer = false
+    } else if (arg === "--no-peer") {
+      dbos = false
+      restate = false
+    } else if (arg === "--no-dbos") dbos = false
+    else if (arg === "--no-restate") restate = false
     else if (arg === "--reps") reps = count("--reps", value())
     else if (arg === "--json") json = value()
     else if (arg === "--profile") profile = true
@@ -104,16 +112,25 @@ const parseOptions = (args: readonly string[]): Options => {
   }
   const databaseUrl = process.env["DATABASE_URL"] ?? DEFAULT_DATABASE_URL
   checkLoopback(databaseUrl)
-  return { only, peer, reps, json, profile, ceiling, scale, retained, databaseUrl }
+  return { only, dbos, restate, reps, json, profile, ceiling, scale, retained, databaseUrl }
 }
 
-/** Installs the peer from its lock file when it is missing; returns why it cannot run, if so. */
-const peerUnavailable = (): string | undefined => {
-  if (existsSync(join(peersDir, "node_modules", "@dbos-inc", "dbos-sdk", "package.json"))) {
-    return undefined
-  }
+/** What each peer needs installed in bench/peers (its lock file pins them all). */
+const PEER_PACKAGES: Record<Exclude<System, "akter">, readonly string[]> = {
+  dbos: ["@dbos-inc/dbos-sdk"],
+  restate: ["@restatedev/restate-sdk", "@restatedev/restate-server-linux-x64", "core-js"],
+}
+
+const installed = (system: Exclude<System, "akter">) =>
+  PEER_PACKAGES[system].every((name) =>
+    existsSync(join(peersDir, "node_modules", name, "package.json")),
+  )
+
+/** Installs the peers from their lock file when one is missing; returns why it failed, if so. */
+const installPeers = (): string | undefined => {
+  if (installed("dbos") && installed("restate")) return undefined
   try {
-    console.log("installing the peer (npm ci in bench/peers) …")
+    console.log("installing the peers (npm ci in bench/peers) …")
     execFileSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: peersDir, stdio: "inherit" })
     return undefined
   } catch (error) {
@@ -121,9 +138,26 @@ const peerUnavailable = (): string | undefined => {
   }
 }
 
+/**
+ * Why Restate cannot run here, if so: its server binary is installed for Linux x64 only, and it
+ * runs only inside a private network namespace (`unshare --net`), which needs root.
+ */
+const restateUnavailable = (): string | undefined => {
+  if (process.platform !== "linux" || process.arch !== "x64") {
+    return `restate-server is installed for linux-x64 only (this is ${process.platform}-${process.arch})`
+  }
+  if (process.getuid?.() !== 0) return "a private network namespace (unshare --net) needs root"
+  const probe = spawnSync("unshare", ["--net", "sh", "-c", "ip link set lo up"], {
+    stdio: "ignore",
+  })
+  if (probe.status !== 0) return "unshare --net with `ip link set lo up` failed"
+  return installed("restate") ? undefined : "@restatedev packages missing from bench/peers"
+}
+
 const TRIAL_FILES: Record<System, string> = {
   akter: join(here, "akterTrial.ts"),
   dbos: join(peersDir, "dbosTrial.ts"),
+  restate: join(peersDir, "restateTrial.ts"),
 }
 
 /** The akter-only shapes' trial files. */
@@ -160,7 +194,11 @@ const runTrial = async (
   rep: number,
   runId: string,
 ): Promise<TrialRun> => {
-  const database = await createBenchDatabase(options.databaseUrl, `${system}_bench`)
+  // Restate keeps its own log (its trial starts a server of its own): no database.
+  const database =
+    system === "restate"
+      ? undefined
+      : await createBenchDatabase(options.databaseUrl, `${system}_bench`)
   const load = loadavg()[0]!
   const profileDir = join(resultsDir, "profiles", runId)
   const profileFile = join(profileDir, `${system}-${shape}-${rep}.cpuprofile`)
@@ -169,7 +207,7 @@ const runTrial = async (
   try {
     const request = {
       shape,
-      databaseUrl: database.url,
+      databaseUrl: database?.url ?? "",
       scale: options.scale,
       ...(shape === "h" ? { retained: options.retained } : {}),
       ...(profiling ? { profileFile } : {}),
@@ -180,7 +218,12 @@ const runTrial = async (
       env: { ...process.env, AKTER_LOG: "warn" },
       stdio: ["ignore", "inherit", "pipe", "ipc"],
     })
-    current = { kill: () => child.kill("SIGKILL"), drop: () => database.drop() }
+    current = {
+      kill: () => child.kill("SIGKILL"),
+      drop: async () => {
+        await database?.drop()
+      },
+    }
     let stderr = ""
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-4000)
@@ -208,7 +251,7 @@ const runTrial = async (
     return { error: `${error}\n${stderr.trim()}`, load }
   } finally {
     current = undefined
-    await database.drop()
+    await database?.drop()
   }
 }
 
@@ -237,7 +280,7 @@ const historyLabel = (label: string, options: Options) =>
     ? `${Math.max(...options.retained).toLocaleString("en-US")} retained, sweeping`
     : `${Number(label).toLocaleString("en-US")} retained`
 
-const same = (metric: string) => ({ akter: metric, dbos: metric })
+const same = (metric: string) => ({ akter: metric, dbos: metric, restate: metric })
 
 const HEADLINES: Record<ShapeId, Headline> = {
   a: {
@@ -251,6 +294,7 @@ const HEADLINES: Record<ShapeId, Headline> = {
       ["writeCommitsPer", "write commits / workflow", false],
       ["nodeCpuMsPer", "Node CPU ms / workflow", false],
       ["postgresCpuMsPer", "Postgres CPU ms / workflow", false],
+      ["serverCpuMsPer", "restate-server CPU ms / workflow", false],
     ],
   },
   b: {
@@ -261,11 +305,12 @@ const HEADLINES: Record<ShapeId, Headline> = {
       ["stepsPerSecond", "steps/s", true],
       ["commitsPerSecond", "commits/s", true],
       ["writeCommitsPerSecond", "write commits/s", true],
-      ["cpuCoresBusy", "cores busy (Node + Postgres)", false],
+      ["cpuCoresBusy", "cores busy (Node + Postgres/Restate)", false],
       ["statementsPer", "statements / workflow", false],
       ["writeCommitsPer", "write commits / workflow", false],
       ["nodeCpuMsPer", "Node CPU ms / workflow", false],
       ["postgresCpuMsPer", "Postgres CPU ms / workflow", false],
+      ["serverCpuMsPer", "restate-server CPU ms / workflow", false],
     ],
   },
   c: {
@@ -278,6 +323,7 @@ const HEADLINES: Record<ShapeId, Headline> = {
       ["marginalMsPerStep", `ms per extra step (${SHAPES.c.short}→${SHAPES.c.long})`, false],
       ["nodeCpuMsPer", "Node CPU ms / step", false],
       ["postgresCpuMsPer", "Postgres CPU ms / step", false],
+      ["serverCpuMsPer", "restate-server CPU ms / step", false],
       ["roundTripMsPer", "SQL round-trip ms / step", false],
     ],
   },
@@ -333,7 +379,7 @@ const HEADLINES: Record<ShapeId, Headline> = {
     ],
   },
   h: {
-    metric: { akter: "worstSlowdown", dbos: "worstSlowdown" },
+    metric: same("worstSlowdown"),
     unit: "worst slowdown against empty (a p50, b wf/s)",
     higherIsBetter: false,
     more: (options) =>
@@ -361,7 +407,7 @@ const HEADLINES: Record<ShapeId, Headline> = {
       ]),
   },
   r: {
-    metric: { akter: "lastOverFirst", dbos: "lastOverFirst" },
+    metric: same("lastOverFirst"),
     unit: `total wf/s, ${SHAPES.r.runnerCounts.at(-1)} runners ÷ ${SHAPES.r.runnerCounts[0]}`,
     higherIsBetter: true,
     more: SHAPES.r.runnerCounts.flatMap((n): MoreRows => [
@@ -405,9 +451,12 @@ const number = (value: number) =>
           ? value.toFixed(2)
           : value.toFixed(3)
 
-const cell = (spread: Spread | undefined) =>
+/** A table cell; `ran` says the system ran the shape, so a figure it lacks does not apply (n/a). */
+const cell = (spread: Spread | undefined, ran = false) =>
   spread === undefined
-    ? "null"
+    ? ran
+      ? "n/a"
+      : "null"
     : spread.runs === 1
       ? number(spread.median)
       : `${number(spread.median)} [${number(spread.min)}–${number(spread.max)}]`
@@ -453,49 +502,70 @@ const goalOf = (
   }
 }
 
+const PEER_NAMES = { dbos: "DBOS", restate: "Restate" } as const
+
 const ratioText = (
   akter: Spread | undefined,
-  dbos: Spread | undefined,
+  peer: Spread | undefined,
+  higherIsBetter: boolean,
+  peerName: string,
+) => {
+  if (akter === undefined || peer === undefined || peer.median === 0) return ""
+  const ratio = akter.median / peer.median
+  const better = higherIsBetter ? ratio >= 1 : ratio <= 1
+  return `${number(ratio)}× (${better ? "akter" : peerName} better)`
+}
+
+/** The issue's goal against Restate: akter ahead on every shape it runs. */
+const restateGoal = (
+  akter: Spread | undefined,
+  restate: Spread | undefined,
   higherIsBetter: boolean,
 ) => {
-  if (akter === undefined || dbos === undefined || dbos.median === 0) return ""
-  const ratio = akter.median / dbos.median
-  const better = higherIsBetter ? ratio >= 1 : ratio <= 1
-  return `${number(ratio)}× (${better ? "akter better" : "DBOS better"})`
+  if (akter === undefined || restate === undefined) return ""
+  const ahead = higherIsBetter ? akter.median >= restate.median : akter.median <= restate.median
+  return `; ahead of Restate (${number(restate.median)}): ${ahead ? "met" : "NOT met"}`
 }
 
 const pad = (text: string, width: number) => text.padEnd(width)
 
 const printTable = (options: Options, results: Results, ceiling: CeilingResult | undefined) => {
   const lines: string[] = []
-  const widths = [46, 30, 30]
+  const widths = [46, 28, 28, 28, 26]
   lines.push(
-    `${pad("", widths[0]!)}${pad("akter median [min–max]", widths[1]!)}${pad("DBOS median [min–max]", widths[2]!)}akter ÷ DBOS`,
+    `${pad("", widths[0]!)}${pad("akter median [min–max]", widths[1]!)}${pad("DBOS median [min–max]", widths[2]!)}${pad("Restate median [min–max]", widths[3]!)}${pad("akter ÷ DBOS", widths[4]!)}akter ÷ Restate`,
   )
   for (const shape of options.only) {
     const headline = HEADLINES[shape]
-    const { akter, dbos } = results[shape]
+    const { akter, dbos, restate } = results[shape]
     lines.push("", `(${shape}) ${SHAPES[shape].title}`)
-    const rows: Array<[string, string, string, boolean]> = [
-      [headline.unit, headline.metric.akter, headline.metric.dbos, headline.higherIsBetter],
+    const rows: Array<[string, Record<System, string>, boolean]> = [
+      [headline.unit, headline.metric, headline.higherIsBetter],
       ...moreRows(headline, options).map(
-        ([metric, label, higher]): [string, string, string, boolean] => [
+        ([metric, label, higher]): [string, Record<System, string>, boolean] => [
           label,
-          metric,
-          metric,
+          same(metric),
           higher,
         ],
       ),
     ]
-    for (const [label, akterMetric, dbosMetric, higher] of rows) {
-      const a = spreadFor(akter, akterMetric)
-      const d = spreadFor(dbos, dbosMetric)
-      if (a === undefined && d === undefined) continue
+    const ran = (runs: readonly TrialRun[]) => runs.some((run) => run.result !== undefined)
+    for (const [label, metric, higher] of rows) {
+      const a = spreadFor(akter, metric.akter)
+      const d = spreadFor(dbos, metric.dbos)
+      const r = spreadFor(restate, metric.restate)
+      if (a === undefined && d === undefined && r === undefined) continue
       lines.push(
-        `  ${pad(label, widths[0]! - 2)}${pad(cell(a), widths[1]!)}${pad(cell(d), widths[2]!)}${ratioText(a, d, higher)}`,
+        `  ${pad(label, widths[0]! - 2)}${pad(cell(a, ran(akter)), widths[1]!)}${pad(cell(d, ran(dbos)), widths[2]!)}${pad(cell(r, ran(restate)), widths[3]!)}${pad(ratioText(a, d, higher, PEER_NAMES.dbos), widths[4]!)}${ratioText(a, r, higher, PEER_NAMES.restate)}`,
       )
     }
-    lines.push(`  goal: ${goalOf(shape, akter, spreadFor(dbos, headline.metric.dbos))}`)
+    lines.push(
+      `  goal: ${goalOf(shape, akter, spreadFor(dbos, headline.metric.dbos))}${restateGoal(
+        spreadFor(akter, headline.metric.akter),
+        spreadFor(restate, headline.metric.restate),
+        headline.higherIsBetter,
+      )}`,
+    )
     if (shape === "b" && ceiling !== undefined) {
       const commits = spreadFor(akter, "commitsPerSecond")
       const writes = spreadFor(akter, "writeCommitsPerSecond")
@@ -514,7 +584,7 @@ const printNoise = (options: Options, results: Results) => {
   const loads: number[] = []
   for (const shape of options.only) {
     const parts: string[] = []
-    for (const system of ["akter", "dbos"] as const) {
+    for (const system of ["akter", "dbos", "restate"] as const) {
       const runs = results[shape][system]
       loads.push(...runs.map((run) => run.load))
       const spread = spreadFor(runs, HEADLINES[shape].metric[system])
@@ -598,6 +668,7 @@ const jsonOf = (options: Options, results: Results) => {
     out[shape] = {
       akter: spreadFor(results[shape].akter, headline.metric.akter)?.median ?? null,
       dbos: spreadFor(results[shape].dbos, headline.metric.dbos)?.median ?? null,
+      restate: spreadFor(results[shape].restate, headline.metric.restate)?.median ?? null,
       unit: headline.unit,
       higherIsBetter: headline.higherIsBetter,
     }
@@ -605,6 +676,7 @@ const jsonOf = (options: Options, results: Results) => {
       out[key] = {
         akter: spreadFor(results[shape].akter, metric)?.median ?? null,
         dbos: null,
+        restate: null,
         unit,
         higherIsBetter,
       }
@@ -631,9 +703,18 @@ const saveRaw = async (
 const main = async () => {
   const options = parseOptions(process.argv.slice(2))
   const runId = new Date().toISOString().replace(/[:.]/g, "-")
-  const unavailable = options.peer ? peerUnavailable() : "skipped (--no-peer)"
-  if (unavailable !== undefined) console.log(`DBOS: ${unavailable}; its column is null`)
-  const systems: System[] = unavailable === undefined ? ["akter", "dbos"] : ["akter"]
+  const installFailed = options.dbos || options.restate ? installPeers() : undefined
+  const dbosUnavailable = !options.dbos ? "skipped (--no-dbos or --no-peer)" : installFailed
+  const restateWhyNot = !options.restate
+    ? "skipped (--no-restate or --no-peer)"
+    : (installFailed ?? restateUnavailable())
+  if (dbosUnavailable !== undefined) console.log(`DBOS: ${dbosUnavailable}; its column is null`)
+  if (restateWhyNot !== undefined) console.log(`Restate: ${restateWhyNot}; its column is null`)
+  const systems: System[] = [
+    "akter",
+    ...(dbosUnavailable === undefined ? (["dbos"] as const) : []),
+    ...(restateWhyNot === undefined ? (["restate"] as const) : []),
+  ]
 
   let ceiling: CeilingResult | undefined
   if (options.ceiling && options.only.includes("b")) {
@@ -645,7 +726,7 @@ const main = async () => {
   }
 
   const results = Object.fromEntries(
-    SHAPE_IDS.map((shape) => [shape, { akter: [], dbos: [] }]),
+    SHAPE_IDS.map((shape) => [shape, { akter: [], dbos: [], restate: [] }]),
   ) as unknown as Results
   const profiles: Array<{ title: string; summary: ProfileSummary }> = []
   for (const shape of options.only) {
@@ -655,7 +736,7 @@ const main = async () => {
       // Alternate who goes first, so drift in the machine's load favours neither side.
       const order = rep % 2 === 1 ? systems : [...systems].reverse()
       for (const system of order) {
-        if (system !== "akter" && AKTER_ONLY.has(shape)) continue
+        if (!runsShape(system, shape)) continue
         process.stdout.write(`(${shape}) ${system} run ${rep}/${reps} … `)
         const run = await runTrial(options, system, shape, rep, runId)
         results[shape][system].push(run)

@@ -1,7 +1,8 @@
 /**
  * The shapes of `shapes.ts`, measured once for every system: a trial process builds a
- * `BenchSystem` (akter's in `akterTrial.ts`, the peer's in `peers/dbosTrial.ts`) and hands it here,
- * so both sides are timed, counted and sampled by the same code.
+ * `BenchSystem` (akter's in `akterTrial.ts`, the peers' in `peers/dbosTrial.ts` and
+ * `peers/restateTrial.ts`) and hands it here, so every side is timed, counted and sampled by the
+ * same code.
  */
 import {
   scaled,
@@ -11,16 +12,16 @@ import {
   type TrialRequest,
   type TrialResult,
 } from "./shapes.js"
-import type { StatementLog } from "./statementLog.js"
+import type { StatementLog, StatementSummary } from "./statementLog.js"
 import { percentile } from "./statistics.js"
 import {
   forEachLimited,
+  measureProcessWindow,
   measureWindow,
   profiled,
   settledMemory,
   sleep,
   until,
-  type WindowCost,
 } from "./trialChild.js"
 
 /** A started execution the shapes wait on. */
@@ -29,10 +30,19 @@ export interface Started {
   result(): Promise<void>
 }
 
+/**
+ * Where a system keeps its durable state, which a measured window samples: the trial's Postgres
+ * database (its backends' CPU, and every statement, counted by `statementLog`), or a server
+ * process of the system's own (its CPU; Restate keeps its own log, so there is nothing to count).
+ */
+export type BenchStore =
+  | { readonly kind: "postgres"; readonly statementLog: StatementLog }
+  | { readonly kind: "server"; readonly pid: number }
+
 /** One system under test, driven through the operations the shapes need. */
 export interface BenchSystem {
   readonly system: System
-  readonly statementLog: StatementLog
+  readonly store: BenchStore
   /** The system's own statement counters, when it has them (akter's `storage.counters`). */
   readonly ownCounters?: () => { readonly statements: number; readonly commits: number }
   /** Starts a workflow of `steps` sequential activities and awaits its (checked) result. */
@@ -63,6 +73,17 @@ export const markOnce = (map: Map<string, number>, id: string) => {
   if (!map.has(id)) map.set(id, performance.now())
 }
 
+/** What a window cost, on either kind of store. */
+interface Cost {
+  readonly wallMs: number
+  readonly nodeCpuMs: number
+  /** CPU of the store: Postgres's for the trial's database, or the system's server process. */
+  readonly storeCpuMs: number
+  readonly store: BenchStore["kind"]
+  /** Statements sent to Postgres; undefined for a system with a store of its own. */
+  readonly statements?: StatementSummary
+}
+
 /**
  * A window, plus the system's own counters over exactly the same work; `profile` puts the window
  * under the CPU profiler when the request asks for a profile.
@@ -72,9 +93,24 @@ const measured = async <A>(
   bench: BenchSystem,
   work: () => Promise<A>,
   profile = false,
-) => {
+): Promise<{ value: A; cost: Cost; own?: { statements: number; commits: number } }> => {
+  const store = bench.store
+  if (store.kind === "server") {
+    const { value, cost } = await measureProcessWindow(store.pid, () =>
+      profiled(profile ? request.profileFile : undefined, work),
+    )
+    return {
+      value,
+      cost: {
+        wallMs: cost.wallMs,
+        nodeCpuMs: cost.nodeCpuMs,
+        storeCpuMs: cost.processCpuMs,
+        store: store.kind,
+      },
+    }
+  }
   let own: { statements: number; commits: number } | undefined
-  const { value, cost } = await measureWindow(request.databaseUrl, bench.statementLog, async () => {
+  const { value, cost } = await measureWindow(request.databaseUrl, store.statementLog, async () => {
     const counters = bench.ownCounters?.()
     const before = counters === undefined ? undefined : { ...counters }
     const value = await profiled(profile ? request.profileFile : undefined, work)
@@ -87,16 +123,40 @@ const measured = async <A>(
     }
     return value
   })
-  return { value, cost, own }
+  return {
+    value,
+    cost: {
+      wallMs: cost.wallMs,
+      nodeCpuMs: cost.nodeCpuMs,
+      storeCpuMs: cost.postgresCpuMs,
+      store: store.kind,
+      statements: cost.statements,
+    },
+    ...(own === undefined ? {} : { own }),
+  }
 }
 
-const perUnit = (cost: WindowCost, units: number): Record<string, number> => ({
-  statementsPer: cost.statements.statements / units,
-  commitsPer: cost.statements.commits / units,
-  writeCommitsPer: cost.statements.writeCommits / units,
+/** The statements of a window, for the shapes that count them (only Postgres stores have them). */
+const statementsOf = (cost: Cost): StatementSummary => {
+  if (cost.statements === undefined) throw new Error("this shape counts Postgres statements")
+  return cost.statements
+}
+
+/**
+ * Per-unit cost: Node CPU on every system; on Postgres its CPU and the statements, on a server
+ * store (Restate) the server's CPU, and no statement figures (the run prints n/a).
+ */
+const perUnit = (cost: Cost, units: number): Record<string, number> => ({
   nodeCpuMsPer: cost.nodeCpuMs / units,
-  postgresCpuMsPer: cost.postgresCpuMs / units,
-  roundTripMsPer: cost.statements.ms / units,
+  ...(cost.statements === undefined
+    ? { serverCpuMsPer: cost.storeCpuMs / units }
+    : {
+        postgresCpuMsPer: cost.storeCpuMs / units,
+        statementsPer: cost.statements.statements / units,
+        commitsPer: cost.statements.commits / units,
+        writeCommitsPer: cost.statements.writeCommits / units,
+        roundTripMsPer: cost.statements.ms / units,
+      }),
 })
 
 const ownPerUnit = (own: { statements: number; commits: number } | undefined, units: number) =>
@@ -162,9 +222,13 @@ const trials: Record<SharedShapeId, ShapeTrial> = {
       metrics: {
         workflowsPerSecond: count / seconds,
         stepsPerSecond: (count * 3) / seconds,
-        commitsPerSecond: cost.statements.commits / seconds,
-        writeCommitsPerSecond: cost.statements.writeCommits / seconds,
-        cpuCoresBusy: (cost.nodeCpuMs + cost.postgresCpuMs) / cost.wallMs,
+        ...(cost.statements === undefined
+          ? {}
+          : {
+              commitsPerSecond: cost.statements.commits / seconds,
+              writeCommitsPerSecond: cost.statements.writeCommits / seconds,
+            }),
+        cpuCoresBusy: (cost.nodeCpuMs + cost.storeCpuMs) / cost.wallMs,
         ...perUnit(cost, count),
         ...ownPerUnit(own, count),
       },
@@ -180,15 +244,16 @@ const trials: Record<SharedShapeId, ShapeTrial> = {
     const timed = async (steps: number, ownerId: string, profile = false) =>
       (await measured(request, bench, () => bench.runSequential(steps, ownerId), profile)).cost
     // A window in the middle of the long run: the statements of a few steps in steady state.
-    const traceStart = setTimeout(() => bench.statementLog.startTrace(), 300)
+    const log = bench.store.kind === "postgres" ? bench.store.statementLog : undefined
+    const traceStart = setTimeout(() => log?.startTrace(), 300)
     const traceStop = setTimeout(() => {
-      steadyTrace = bench.statementLog.stopTrace()
+      steadyTrace = log?.stopTrace() ?? []
     }, 330)
     let steadyTrace: unknown[] = []
     const longCost = await timed(long, "c-long", true)
     clearTimeout(traceStart)
     clearTimeout(traceStop)
-    bench.statementLog.stopTrace()
+    log?.stopTrace()
     const shortWall: number[] = []
     for (const i of range(shortRuns)) shortWall.push((await timed(short, `c-short-${i}`)).wallMs)
     const shortMs = percentile(shortWall, 50)
@@ -210,16 +275,19 @@ const trials: Record<SharedShapeId, ShapeTrial> = {
     const { samples, warmup } = SHAPES.d
     const count = scaled(samples, request.scale)
     let timeline: { wokeAtMs: number; statements: unknown[] } | undefined
+    const log = bench.store.kind === "postgres" ? bench.store.statementLog : undefined
     const wakeOnce = async (ownerId: string, traced = false) => {
       const started = await bench.startWake(ownerId)
       await until("the wait to park", () => bench.isParked(started), 10_000)
       await sleep(20)
-      if (traced) bench.statementLog.startTrace()
+      if (traced) log?.startTrace()
       const emittedAt = performance.now()
       await bench.emit(ownerId, started)
       await until("the wait to wake", () => marks.wokeAt.has(started.id), 10_000, 0)
       const latency = marks.wokeAt.get(started.id)! - emittedAt
-      if (traced) timeline = { wokeAtMs: latency, statements: bench.statementLog.stopTrace() }
+      if (traced && log !== undefined) {
+        timeline = { wokeAtMs: latency, statements: log.stopTrace() }
+      }
       await started.result()
       return latency
     }
@@ -294,16 +362,17 @@ const trials: Record<SharedShapeId, ShapeTrial> = {
     const count = scaled(children, request.scale)
     await bench.runFanOut(warmup, "i-warm")
     const { cost } = await measured(request, bench, () => bench.runFanOut(count, "i-timed"))
+    const statements = statementsOf(cost)
     return {
       metrics: {
         wallMs: cost.wallMs,
         msPerChild: cost.wallMs / count,
-        writeCommitsPerChild: cost.statements.writeCommits / count,
-        statementsPerChild: cost.statements.statements / count,
+        writeCommitsPerChild: statements.writeCommits / count,
+        statementsPerChild: statements.statements / count,
         nodeCpuMsPerChild: cost.nodeCpuMs / count,
-        postgresCpuMsPerChild: cost.postgresCpuMs / count,
+        postgresCpuMsPerChild: cost.storeCpuMs / count,
       },
-      detail: { children: count, statements: cost.statements },
+      detail: { children: count, statements },
     }
   },
 
@@ -322,16 +391,17 @@ const trials: Record<SharedShapeId, ShapeTrial> = {
         const best = kept.get(length)
         if (
           best === undefined ||
-          window.cost.statements.statements < best.cost.statements.statements
+          statementsOf(window.cost).statements < statementsOf(best.cost).statements
         ) {
           kept.set(length, window)
         }
       }
       const { cost, own } = kept.get(length)!
-      byLength[length] = cost.statements
-      metrics[`statementsPerWorkflow${length}`] = cost.statements.statements
-      metrics[`commitsPerWorkflow${length}`] = cost.statements.commits
-      metrics[`writeCommitsPerWorkflow${length}`] = cost.statements.writeCommits
+      const statements = statementsOf(cost)
+      byLength[length] = statements
+      metrics[`statementsPerWorkflow${length}`] = statements.statements
+      metrics[`commitsPerWorkflow${length}`] = statements.commits
+      metrics[`writeCommitsPerWorkflow${length}`] = statements.writeCommits
       if (own !== undefined) {
         metrics[`ownStatementsPerWorkflow${length}`] = own.statements
         metrics[`ownCommitsPerWorkflow${length}`] = own.commits
@@ -339,8 +409,8 @@ const trials: Record<SharedShapeId, ShapeTrial> = {
     }
     // Per step: the difference between the longest two, which leaves out start and finish.
     const [, shorter, longer] = steps
-    const short = kept.get(shorter)!.cost.statements
-    const long = kept.get(longer)!.cost.statements
+    const short = statementsOf(kept.get(shorter)!.cost)
+    const long = statementsOf(kept.get(longer)!.cost)
     const span = longer - shorter
     metrics["statementsPerStep"] = (long.statements - short.statements) / span
     metrics["commitsPerStep"] = (long.commits - short.commits) / span

@@ -1,7 +1,8 @@
 /**
- * The workflow shapes of issue 8, with the parameters both sides run them at, and what a trial
- * reports back. akter's trial (`akterTrial.ts`) and the peer's (`peers/dbosTrial.ts`) implement the
- * same shapes from these numbers; `run.ts` runs them alternately and compares.
+ * The workflow shapes of issue 8, with the parameters every side runs them at, and what a trial
+ * reports back. akter's trial (`akterTrial.ts`) and the peers' (`peers/dbosTrial.ts`,
+ * `peers/restateTrial.ts`) implement the same shapes from these numbers; `run.ts` runs them
+ * alternately and compares.
  */
 
 export type ShapeId = "a" | "b" | "c" | "d" | "e" | "f" | "g" | "h" | "i" | "r"
@@ -10,6 +11,13 @@ export const SHAPE_IDS: readonly ShapeId[] = ["a", "b", "c", "d", "e", "f", "g",
 
 /** Shapes only akter runs (each has a trial file of its own): no peer column. */
 export const AKTER_ONLY: ReadonlySet<ShapeId> = new Set(["h", "r"])
+
+/**
+ * The shapes Restate runs: a–e. f measures the trial process's memory, but Restate keeps parked
+ * invocations in its server, not in the process that runs the handlers; g counts Postgres
+ * statements, which Restate does not send (it keeps its own log); i is not written for it yet.
+ */
+export const RESTATE_SHAPES: ReadonlySet<ShapeId> = new Set(["a", "b", "c", "d", "e"])
 
 export const SHAPES = {
   /** One 3-activity workflow at a time: latency from start to result. */
@@ -43,10 +51,17 @@ export const SHAPES = {
   },
 } as const
 
-export type System = "akter" | "dbos"
+export type System = "akter" | "dbos" | "restate"
+
+/** Whether `system` runs `shape` at all (otherwise its column is null for that shape). */
+export const runsShape = (system: System, shape: ShapeId): boolean =>
+  system === "akter" ||
+  (system === "dbos" && !AKTER_ONLY.has(shape)) ||
+  (system === "restate" && RESTATE_SHAPES.has(shape))
 
 export interface TrialRequest {
   readonly shape: ShapeId
+  /** The trial's own Postgres database; empty for Restate, which keeps its own log. */
   readonly databaseUrl: string
   /** Shrinks every count by this factor (a quick smoke run); 1 for real measurements. */
   readonly scale: number

@@ -1,11 +1,11 @@
 /**
  * The child side of a trial: each trial runs in a process of its own (a fresh heap, its own RSS,
  * its own CPU clock), reads its request from argv, measures, sends the result to the parent over
- * the IPC channel and exits. Both akter's trial and the peer's use it.
+ * the IPC channel and exits. akter's trial and the peers' use it.
  */
 import { writeFile } from "node:fs/promises"
 import { Session } from "node:inspector/promises"
-import { cpuMsBetween, PostgresCpu } from "./postgresCpu.js"
+import { cpuMsBetween, PostgresCpu, processCpuMs } from "./postgresCpu.js"
 import type { StatementLog, StatementSummary } from "./statementLog.js"
 import { summarize, tallySince } from "./statementLog.js"
 import type { TrialRequest, TrialResult } from "./shapes.js"
@@ -72,6 +72,38 @@ export const measureWindow = async <A>(
     }
   } finally {
     await cpu.close()
+  }
+}
+
+/**
+ * Runs `work` and reports its wall time, this process's CPU and the CPU of the server process
+ * `pid` (all its threads: `/proc/PID/stat` sums them) — for a system whose state lives in a server
+ * of its own rather than in Postgres.
+ */
+export const measureProcessWindow = async <A>(
+  pid: number,
+  work: () => Promise<A>,
+): Promise<{
+  value: A
+  cost: { wallMs: number; nodeCpuMs: number; processCpuMs: number }
+}> => {
+  const serverBefore = processCpuMs(pid)
+  const nodeBefore = process.cpuUsage()
+  const startedAt = performance.now()
+  const value = await work()
+  const wallMs = performance.now() - startedAt
+  const node = process.cpuUsage(nodeBefore)
+  const serverAfter = processCpuMs(pid)
+  if (serverBefore === undefined || serverAfter === undefined) {
+    throw new Error(`the server process ${pid} ended during the window`)
+  }
+  return {
+    value,
+    cost: {
+      wallMs,
+      nodeCpuMs: (node.user + node.system) / 1000,
+      processCpuMs: serverAfter - serverBefore,
+    },
   }
 }
 

@@ -102,7 +102,7 @@ serveTrial(async (request) => {
   let parkedSince = new Map<string, number>()
   const bench: BenchSystem = {
     system: "dbos",
-    statementLog,
+    store: { kind: "postgres", statementLog },
     runSequential: async (steps, ownerId) => {
       const workflow = sequential.get(steps)!
       const handle = await DBOS.startWorkflow(workflow, { workflowID: ownerId })({ n: 0 })
