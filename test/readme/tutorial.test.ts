@@ -58,7 +58,11 @@ export const tutorialBlocks = (markdown: string): TutorialBlock[] => {
 /** The tutorial runs on PGlite, as a newcomer's machine does, and without any loader preloaded. */
 const environment = { DATABASE_URL: undefined, NODE_OPTIONS: undefined }
 
-/** The README's TypeScript blocks that are not tutorial steps: the examples of its reference. */
+/**
+ * The README's TypeScript blocks that are not tutorial steps: the examples of its reference. A block
+ * tagged `excerpt` is a few lines of a larger file (an `implement` call's migrations) and is compiled
+ * where that file is: test/migrations/generatedMigrations.test.ts for the declared error's migration.
+ */
 const readmeExamples = (markdown: string): string[] =>
   [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!)
 
