@@ -64,7 +64,7 @@ const CROSS_OWNER: readonly {
   {
     name: "timer claim",
     reason:
-      "a runner claims the due timers of every bucket it leases (and those wanting a manifest it serves) in one statement: the unit of work is the bucket, not the owner",
+      "a runner claims the due timers of every bucket it leases (and those wanting a manifest it serves) in one statement, or — when timers it kept in memory fire — the same statement narrowed to those rows: the unit of work is the bucket, not the owner",
     matches:
       /^WITH now AS \(SELECT akter\.now_ms\(.*\bFROM akter\.outbox o, now WHERE o\.due_at_ms <= now\.ms AND \(\(o\.bucket = ANY/,
   },
