@@ -88,8 +88,8 @@ export const strykerGroups: readonly StrykerGroup[] = [
     name: "timerClaim",
     invariant: "a due timer is claimed by one runner, and comes due again if its claimer dies",
     file: "runtime/outbox/outboxStore.ts",
-    declarations: ["claimDue", "deleteClaimedPart"],
-    guards: ["test/runtime/timerClaim.test.ts"],
+    declarations: ["claimDueWhere", "claimDue", "claimDueTimers", "deleteClaimedPart"],
+    guards: ["test/runtime/timerClaim.test.ts", "test/runtime/localTimers.test.ts"],
     excludedMutations: SQL_MODULE,
   },
   {
