@@ -1,16 +1,10 @@
 /**
- * The vitest configuration of the StrykerJS runs (`npm run mutate`): the repository's, flat (one
- * project: StrykerJS runs the guard files of one group itself) and with a longer hook timeout. A
- * guard file's setup (a PGlite database and its migrations) runs once per mutant, and on a machine
- * shared with other test runs it can take longer than the two minutes the suite allows it, which
- * fails StrykerJS's initial run of the guards.
+ * The vitest configuration of the StrykerJS runs (`npm run mutate`): the repository's, with a
+ * longer hook timeout. A guard file's setup (a PGlite database and its migrations) runs once per
+ * mutant, and on a machine shared with other test runs it can take longer than the two minutes the
+ * suite allows it, which fails StrykerJS's initial run of the guards.
  */
-import { defineConfig } from "vitest/config"
+import { defineConfig, mergeConfig } from "vitest/config"
 import base from "../../vitest.config.js"
 
-const { projects: _projects, ...shared } = base.test ?? {}
-
-export default defineConfig({
-  ...base,
-  test: { ...shared, include: ["test/**/*.test.ts"], hookTimeout: 600_000 },
-})
+export default mergeConfig(base, defineConfig({ test: { hookTimeout: 600_000 } }))
