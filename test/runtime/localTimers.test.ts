@@ -195,6 +195,21 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     timers.stop()
   })
 
+  it("claims nothing, and asks the database nothing, for no named timer or no leased bucket", async () => {
+    const { owner, id } = await armedTimer(-10)
+    const named = [{ routingKey: owner.routingKey, executionId: id }]
+    const { counters } = internalsOf(akter).storage
+    const before = counters.statements
+    expect(await claimDueTimers(db(), clock(), [], [owner.bucket], RECOVERY_MS)).toEqual([])
+    expect(await claimDueTimers(db(), clock(), named, [], RECOVERY_MS)).toEqual([])
+    expect(counters.statements - before).toBe(0)
+    // The same timer, named with its bucket, is due and claimed: the empty answers above were not
+    // for want of a due row.
+    const claimed = await claimDueTimers(db(), clock(), named, [owner.bucket], RECOVERY_MS)
+    expect(claimed.map((row) => row.id)).toEqual([id])
+    expect(counters.statements - before).toBe(1)
+  })
+
   it("claims nothing when a second runner's claim took the timer first; the row shows one claim", async () => {
     const { owner, id } = await armedTimer(-10)
     const { timers, dispatched, unclaimed } = localTimers(new Set([owner.bucket]))
