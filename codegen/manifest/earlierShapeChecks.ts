@@ -72,6 +72,20 @@ const withEntry = (mapping: Mapping, key: string, value: PlainValue | undefined)
   return copy
 }
 
+/** `split` of each value of `mapping` (an event's payload, an error's), whose path is `at` and its key. */
+const splitEach = (
+  mapping: Mapping,
+  at: ManifestPath,
+  targetOf: (key: string) => EarlierTarget,
+  found: EarlierEntry[],
+): Mapping => {
+  let next = mapping
+  for (const [key, value] of Object.entries(mapping)) {
+    next = withEntry(next, key, split(value, [...at, key], targetOf(key), found))
+  }
+  return next
+}
+
 /**
  * The manifest's plain data with every `earlier:` entry taken out, and the entries. Paths of
  * everything else are unchanged, so diagnostics about the rest are located as before.
@@ -88,14 +102,7 @@ export const splitEarlierShapes = (
   if (manifest === undefined) return { value: root, entries }
   const events = asMapping(manifest["events"])
   if (events !== undefined) {
-    let next = events
-    for (const [event, payload] of Object.entries(events)) {
-      next = withEntry(
-        next,
-        event,
-        split(payload, ["events", event], { kind: "event", event }, entries),
-      )
-    }
+    const next = splitEach(events, ["events"], (event) => ({ kind: "event", event }), entries)
     manifest = withEntry(manifest, "events", next)
   }
   const workflows = asMapping(manifest["workflows"])
@@ -128,15 +135,8 @@ export const splitEarlierShapes = (
       }
       const errors = asMapping(next["errors"])
       if (errors !== undefined) {
-        let nextErrors = errors
-        for (const [error, payload] of Object.entries(errors)) {
-          nextErrors = withEntry(
-            nextErrors,
-            error,
-            split(payload, [...at, "errors", error], { kind: "error", workflow, error }, entries),
-          )
-        }
-        next = withEntry(next, "errors", nextErrors)
+        const target = (error: string): EarlierTarget => ({ kind: "error", workflow, error })
+        next = withEntry(next, "errors", splitEach(errors, [...at, "errors"], target, entries))
       }
       nextWorkflows = withEntry(nextWorkflows, workflow, next)
     }
