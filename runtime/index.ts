@@ -4,14 +4,8 @@
 export { createAkter, type Akter, type AkterOptions } from "./akter.js"
 export type { TelemetryOptions } from "./observability/telemetry.js"
 export { prometheusMetrics } from "./observability/prometheus.js"
-export {
-  countExecutions,
-  inspectExecution,
-  listExecutions,
-  type ExecutionCounts,
-  type ExecutionPage,
-  type ExecutionQuery,
-} from "./inspect/executionListing.js"
+export { countExecutions, inspectExecution, listExecutions } from "./inspect/lazyListing.js"
+export type { ExecutionCounts, ExecutionPage, ExecutionQuery } from "./inspect/executionListing.js"
 export type {
   ExecutionDetail,
   ExecutionSummary,

@@ -1,54 +1,22 @@
 /**
- * Reading an execution from the client side: resolving an id to its owner (refusing ids of another
- * tenant or workflow before anything is read), its status, and its decoded result — typed success,
- * typed declared error, interrupt, or defect.
+ * Reading an execution from the client side, once its id is resolved (resolveExecution.ts): its
+ * status, and its decoded result — typed success, typed declared error, interrupt, or defect.
  */
-import { ForeignTenant, ForeignWorkflow, InvalidExecutionId, ResultTimeout } from "../errors.js"
+import { ResultTimeout } from "../errors.js"
 import type { AkterInternals } from "../akter.js"
-import type { Caller } from "../model/caller.js"
-import { decodeExecutionId } from "../model/executionId.js"
 import { interruptCauseOf, isStoredResult } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { schemaOf } from "../model/schemaOf.js"
-import { placeOwner, type OwnerPlacement } from "../owners/routing.js"
 import { readExecutionState, readExecutionStateAwaiting } from "../engine/executionStore.js"
 import { timeoutDelay } from "../storage/clock.js"
 import { decodeJson } from "../storage/codec.js"
 import type { ExecutionResult, ExecutionStatus } from "./clientApi.js"
 import { idempotentCall, raceDeadline } from "./databaseCalls.js"
+import type { ResolvedExecution } from "./resolveExecution.js"
 
-export interface ResolvedExecution {
-  readonly executionId: string
-  readonly owner: OwnerPlacement
-  readonly key: string
-}
-
-/** Decodes an id and checks it names an execution of this tenant and this workflow. */
-export const resolveExecution = (
-  workflow: WorkflowRegistration,
-  caller: Caller,
-  executionId: string,
-): ResolvedExecution | InvalidExecutionId | ForeignTenant | ForeignWorkflow => {
-  const address = decodeExecutionId(executionId)
-  if (address instanceof InvalidExecutionId) return address
-  if (address.tenant !== caller.tenant) return new ForeignTenant(executionId)
-  if (address.ownerType !== workflow.owner || address.workflow !== workflow.name) {
-    return new ForeignWorkflow(
-      executionId,
-      `${workflow.owner}.${workflow.name}`,
-      `${address.ownerType}.${address.workflow}`,
-    )
-  }
-  return {
-    executionId,
-    key: address.key,
-    owner: placeOwner({
-      tenant: address.tenant,
-      ownerType: address.ownerType,
-      ownerId: address.ownerId,
-    }),
-  }
-}
+// The resolution lives in resolveExecution.ts, which a client's `attach` reads without loading
+// this module; the schedule ticker reads it here.
+export { resolveExecution, type ResolvedExecution } from "./resolveExecution.js"
 
 /** Turns a stored result into the client's typed result; a result it cannot read is a defect. */
 export const decodeResult = (

@@ -2,12 +2,13 @@
  * Builds the client objects the generated `Order.client(akter)` and `Order.effectClient(akter)`
  * return. The generated code gives the precise types; this module does the work for every owner
  * alike: validate, write, wake, and decode.
+ *
+ * What the calls do beyond refusing a wrong handle, tenant or execution id lives in clientCalls.ts
+ * (the stores, kysely, the payload schemas and zod): loaded from the moment the first client is
+ * made, not by `import "akter"`. Every call returns a promise already; one made before the load
+ * ends waits for it.
  */
-import { randomUUID } from "node:crypto"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
 import { internalsOf, type Akter, type AkterInternals } from "../akter.js"
 import {
   DatabaseUnavailable,
@@ -23,9 +24,7 @@ import {
   UnknownEvent,
 } from "../errors.js"
 import { defaultCaller, type Caller } from "../model/caller.js"
-import { checkExecutionKey, encodeExecutionId } from "../model/executionId.js"
 import type { OwnerRegistration, WorkflowRegistration } from "../model/registration.js"
-import { placeOwner } from "../owners/routing.js"
 import type {
   EffectExecution,
   Execution,
@@ -33,23 +32,25 @@ import type {
   DeadlineStartOptions,
   ResultOptions,
 } from "./clientApi.js"
-import { idempotentCall } from "./databaseCalls.js"
-import { emitEvent } from "./emitEvent.js"
-import {
-  awaitResult,
-  readStatus,
-  resolveExecution,
-  type ResolvedExecution,
-} from "./executionResults.js"
-import { interruptExecution } from "./interruptExecution.js"
-import { checkCommandId, checkOwnerId, checkTenant } from "../model/ownerIds.js"
-import { concurrencyGroupOf, executionKeyOf, inputSchemaOf } from "../model/startInput.js"
-import { encodePayload } from "./payloads.js"
-import { startExecution } from "./startExecution.js"
-import { tracedCall, withTraceparent } from "../tracing.js"
+import { checkTenant } from "../model/ownerIds.js"
+import { resolveExecution, type ResolvedExecution } from "./resolveExecution.js"
+import { tracedCall } from "../tracing.js"
 
-const timeoutMsOf = (options: ResultOptions | undefined) =>
-  options?.timeout === undefined ? undefined : Duration.toMillis(options.timeout)
+type ClientCalls = typeof import("./clientCalls.js")
+
+/** clientCalls.ts, once loaded. */
+let loadedCalls: ClientCalls | undefined
+
+const loadCalls = (): Promise<ClientCalls> =>
+  import("./clientCalls.js").then((calls) => (loadedCalls = calls))
+
+/**
+ * Runs `call` with clientCalls.ts: at once when it is loaded — so that, as when it was imported
+ * up front, a call reads its arguments (a start validates and encodes its input) before it returns
+ * — else once it is.
+ */
+const withCalls = <A>(call: (calls: ClientCalls) => Promise<A>): Promise<A> =>
+  loadedCalls === undefined ? loadCalls().then(call) : call(loadedCalls)
 
 const executionHandle = (
   internals: AkterInternals,
@@ -61,96 +62,17 @@ const executionHandle = (
     executionId: execution.executionId,
     status: () =>
       tracedCall(internals.tracer, "akter.client.status", attributes, () =>
-        idempotentCall("status", internals, () => readStatus(internals, workflow, execution)),
+        withCalls((calls) => calls.statusOf(internals, workflow, execution)),
       ),
     result: (options) =>
       tracedCall(internals.tracer, "akter.client.result", attributes, () =>
-        awaitResult(internals, workflow, execution, timeoutMsOf(options)),
+        withCalls((calls) => calls.resultOf(internals, workflow, execution, options)),
       ),
     interrupt: () =>
       tracedCall(internals.tracer, "akter.client.interrupt", attributes, () =>
-        idempotentCall("interrupt", internals, () => interruptExecution(internals, execution)),
+        withCalls((calls) => calls.interruptOf(internals, execution)),
       ),
   }
-}
-
-/**
- * The deadline a start asks for, in ms: only a workflow with a deadline takes one, and only a
- * shorter one (or the same); anything else is refused, located at `deadline`.
- */
-const requestedDeadlineMs = (
-  workflow: WorkflowRegistration,
-  requested: Duration.Input | undefined,
-): number | InvalidPayload | undefined => {
-  if (requested === undefined) return undefined
-  const refuse = (message: string) =>
-    new InvalidPayload(`start options of ${workflow.owner}.${workflow.name}`, [
-      { path: "deadline", message },
-    ])
-  if (workflow.deadlineMs === undefined) {
-    return refuse("this workflow declares no deadline, so a start cannot shorten one")
-  }
-  const decoded = Duration.fromInput(requested)
-  const ms = Option.isSome(decoded) ? Duration.toMillis(decoded.value) : Number.NaN
-  if (!Number.isFinite(ms) || ms <= 0) return refuse("not a positive, finite duration")
-  if (ms > workflow.deadlineMs) {
-    return refuse(
-      `${ms} ms is later than the workflow's deadline of ${workflow.deadlineMs} ms; a start may only shorten it`,
-    )
-  }
-  return Math.ceil(ms)
-}
-
-const startWorkflow = async (
-  internals: AkterInternals,
-  workflow: WorkflowRegistration,
-  caller: Caller,
-  ownerId: string,
-  input: unknown,
-  options: DeadlineStartOptions = {},
-  span?: Tracer.Span,
-): Promise<Execution<unknown, unknown>> => {
-  const invalidOwner = checkOwnerId(ownerId)
-  if (invalidOwner !== undefined) throw invalidOwner
-  const deadlineMs = requestedDeadlineMs(workflow, options.deadline)
-  if (deadlineMs instanceof InvalidPayload) throw deadlineMs
-  const encoded = encodePayload(
-    `input of ${workflow.owner}.${workflow.name}`,
-    inputSchemaOf(workflow),
-    input,
-    internals.maxPayloadBytes,
-  )
-  if (!("stored" in encoded)) throw encoded
-  const invalidCommand =
-    options.commandId === undefined ? undefined : checkCommandId(options.commandId)
-  if (invalidCommand !== undefined) throw invalidCommand
-  const commandId = options.commandId ?? randomUUID()
-  const key = executionKeyOf(workflow, encoded.value, commandId)
-  const invalidKey = checkExecutionKey(key)
-  if (invalidKey !== undefined) throw invalidKey
-  const owner = placeOwner({ tenant: caller.tenant, ownerType: workflow.owner, ownerId })
-  const executionId = encodeExecutionId({
-    tenant: caller.tenant,
-    ownerType: workflow.owner,
-    ownerId,
-    workflow: workflow.name,
-    key,
-  })
-  const request = {
-    owner,
-    workflow,
-    executionId,
-    key,
-    input: encoded.stored,
-    caller: JSON.stringify(withTraceparent(caller, span)),
-    concurrency: concurrencyGroupOf(workflow, encoded.value),
-    ...(deadlineMs === undefined ? {} : { deadlineMs }),
-  }
-  // Retried under the same execution id: a second start of it attaches and writes nothing.
-  await idempotentCall(`start ${workflow.owner}.${workflow.name}`, internals, () =>
-    startExecution(internals, request),
-  )
-  return executionHandle(internals, workflow, { executionId, owner, key })
 }
 
 const attachWorkflow = (
@@ -183,13 +105,19 @@ export const makeOwnerClient = <Client>(
       `makeOwnerClient: this handle is restricted to tenant ${JSON.stringify(internals.tenant)} (row-level-security mode); a client for tenant ${JSON.stringify(caller.tenant)} needs a handle of its own`,
     )
   }
+  // Starts loading the calls now, so that a first call seldom waits for them; a failed load fails
+  // each call instead.
+  if (loadedCalls === undefined) loadCalls().catch(() => undefined)
   const client: Record<string, unknown> = {
     emit: (ownerId: string, event: string, payload: unknown, options?: { commandId?: string }) =>
       tracedCall(
         internals.tracer,
         "akter.client.emit",
         { "akter.owner_type": owner.owner, "akter.owner_id": ownerId, "akter.event": event },
-        () => emitEvent(internals, owner, caller, ownerId, event, payload, options),
+        () =>
+          withCalls((calls) =>
+            calls.emitEvent(internals, owner, caller, ownerId, event, payload, options),
+          ),
       ),
   }
   for (const [name, workflow] of Object.entries(owner.workflows)) {
@@ -199,7 +127,22 @@ export const makeOwnerClient = <Client>(
           internals.tracer,
           "akter.client.start",
           { "akter.owner_type": workflow.owner, "akter.owner_id": ownerId, "akter.workflow": name },
-          (span) => startWorkflow(internals, workflow, caller, ownerId, input, options, span),
+          (span) =>
+            withCalls(async (calls) =>
+              executionHandle(
+                internals,
+                workflow,
+                await calls.startWorkflow(
+                  internals,
+                  workflow,
+                  caller,
+                  ownerId,
+                  input,
+                  options,
+                  span,
+                ),
+              ),
+            ),
         ),
       attach: (executionId: string) => attachWorkflow(internals, workflow, caller, executionId),
     }
