@@ -164,12 +164,13 @@ export const insertExecutionParts = (
         ${execution.manifestHash}, ${execution.input}, ${execution.caller},
         COALESCE((SELECT max(event_sequence) FROM ${sql.id(sequence.name)}), 0),
         ${concurrency === undefined ? sql`'running'` : admissionStatus(concurrency.group, concurrency.limit)},
-        ${nowMs(clock)}, ${execution.awaited},
+        started.at_ms, ${execution.awaited},
         ${concurrency?.group.key ?? null}, ${concurrency?.group.value ?? null},
         ${concurrency === undefined ? null : sql`nextval('akter.queue_order')`}, ${interrupt},
         ${parent?.routingKey ?? null}::bigint, ${parent?.executionId ?? null}::text,
         ${parent?.step ?? null}::text, ${parent?.awaits ?? false}, ${parent?.close ?? null}::text,
-        ${nowMs(clock)} + ${execution.deadlineMs}::bigint
+        started.at_ms + ${execution.deadlineMs}::bigint
+      FROM (SELECT ${nowMs(clock)} AS at_ms) AS started
       ON CONFLICT (routing_key, execution_id) DO NOTHING
       RETURNING event_cursor, started_at_ms, status, deadline_at_ms`,
   )
