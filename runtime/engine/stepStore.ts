@@ -195,25 +195,41 @@ export const batchDeleteStepsSql = (): RawBuilder<unknown> =>
       )`
 
 /**
+ * How long before its write a sleep may be dated as reached: the runner's estimate of the
+ * database's clock is trusted this far back, and no further.
+ */
+export const SLEEP_REACHED_TOLERANCE_MS = 1_000
+
+/**
  * Inserts a pending sleep with its due time, fixed here once: a replay reads it and never moves it.
- * Returns (`due_at_ms`) the recorded due time.
+ * The sleep runs from when the body reached it (`reachedAtMs`, the runner's estimate of the
+ * database's clock then), not from when this write commits, which may be later under load: never
+ * later than the database's now, nor more than `SLEEP_REACHED_TOLERANCE_MS` before it. Returns
+ * (`due_at_ms`) the recorded due time.
  */
 export const beginSleepPart = (
   clock: DatabaseClock,
   key: StepKey,
   durationMs: number,
-): StatementPart =>
-  part(
+  reachedAtMs?: number,
+): StatementPart => {
+  const reached =
+    reachedAtMs === undefined
+      ? nowMs(clock)
+      : sql<number>`GREATEST(LEAST(${nowMs(clock)}, ${Math.round(reachedAtMs)}::bigint),
+          ${nowMs(clock)} - ${SLEEP_REACHED_TOLERANCE_MS}::bigint)`
+  return part(
     "sleep",
     () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, due_at_ms,
         started_at_ms)
       SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'sleep',
-        ${nowMs(clock)} + ${durationMs}::bigint, ${nowMs(clock)}
+        ${reached} + ${durationMs}::bigint, ${reached}
       WHERE ${fenceHeld}
       ON CONFLICT (routing_key, execution_id, step, attempt)
         DO UPDATE SET due_at_ms = akter.steps.due_at_ms
       RETURNING due_at_ms`,
   )
+}
 
 /**
  * Registers a pending wait: it sees the owner's events after `after` (the execution's cursor), and

@@ -38,7 +38,7 @@ const sleepMethod =
       let due = row?.due_at_ms ?? null
       if (due === null) {
         state.beginWork()
-        const sleeping = beginSleepPart(env.internals.clock, key, ms)
+        const sleeping = beginSleepPart(env.internals.clock, key, ms, env.now())
         due = yield* env
           .write("sleep", {
             parts: [sleeping],
