@@ -329,6 +329,25 @@ export interface ExecutionState {
   readonly result: Buffer | null
 }
 
+/** Reads what concurrent readers of executions' states ask for together (awaited children's). */
+export type ExecutionStateReader = StatementBatcher<ExecutionKey, ExecutionState | undefined>
+
+/** The states of several executions in one statement, in the order asked; undefined: no such row. */
+export const readExecutionStates = async (
+  db: Queryable,
+  keys: readonly ExecutionKey[],
+): Promise<(ExecutionState | undefined)[]> => {
+  const { rows } = await sql<ExecutionState & { readonly execution_id: string }>`
+    SELECT e.execution_id, e.status, e.interrupt, e.interrupted_by, e.result
+    FROM unnest(${keys.map((key) => key.routingKey)}::bigint[],
+      ${keys.map((key) => key.executionId)}::text[]) AS k(routing_key, execution_id)
+    JOIN akter.executions e ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id
+  `.execute(db)
+  const byId = new Map<string, ExecutionState>()
+  for (const { execution_id: executionId, ...state } of rows) byId.set(executionId, state)
+  return keys.map((key) => byId.get(key.executionId))
+}
+
 export const readExecutionState = async (
   db: Queryable,
   routingKey: string,

@@ -5,6 +5,14 @@
  * timer deleted in the same transaction), suspended (every branch parked; status and timer written
  * under the owner lock), abandoned (lost the right to write, or drained: nothing more recorded), or
  * left alone as incompatible.
+ *
+ * A pass that suspends on a timer due soon may wait in memory instead of ending (its runner's
+ * `Residency`): the suspend is written all the same, so the database holds the truth and a crash
+ * loses nothing, and the body stays where it parked. When the timer is due the runner resumes it —
+ * no claim, no replay — and the pass goes on as if it had never stopped; its next write sets the
+ * execution running again, behind the same fence. Anything else that reaches a waiting pass (a
+ * claim of its timer, an interrupt, a lost lease, a drain) ends it as suspended, as written, and a
+ * new pass takes the execution up from the record.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -41,6 +49,7 @@ import {
   awaitingParentPart,
   finishExecutionPart,
   readExecutionState,
+  type ExecutionStateReader,
   type GroupOfExecutions,
   type SnapshotReader,
   type UnstartedExecution,
@@ -93,6 +102,26 @@ export interface PassServices {
   readonly stepBatcher: StepBatcher
   /** Reads what the runner's concurrent passes replay from together. */
   readonly snapshots: SnapshotReader
+  /** Reads the states of executions (awaited children) that concurrent steps ask for together. */
+  readonly executionStates: ExecutionStateReader
+  /** Where a pass suspending on a timer due soon may wait in memory; none: every suspend ends it. */
+  readonly residency?: Residency
+}
+
+/**
+ * Where a suspended pass may wait in memory for its timer (a runner's slots, leases and local
+ * timers decide): it is resumed when the timer is due, without a claim or a replay.
+ */
+export interface Residency {
+  /** Asked before the suspend: whether a pass of this owner suspending until `dueAtMs` may wait. */
+  mayWait(owner: OwnerPlacement, dueAtMs: number): boolean
+  /**
+   * The pass suspended, its timer armed at `dueAtMs` (the database's clock): it waits in memory,
+   * holding no slot, until `resume` is called; false when it may not wait after all.
+   */
+  enter(owner: OwnerPlacement, executionId: string, dueAtMs: number, resume: () => void): boolean
+  /** A waiting pass ended before its resume (a claim of its timer, a lost lease, a drain). */
+  left(executionId: string): void
 }
 
 /** The runner's lease of the owner's bucket ran out before a write; the pass stops. */
@@ -117,6 +146,8 @@ type Ending =
       readonly due: number | null
     }
   | { readonly kind: "abandon"; readonly reason: string }
+  /** The suspend is written (the pass waited in memory, or was to): the pass ends with it. */
+  | { readonly kind: "suspended"; readonly outcome: PassOutcome }
 
 const collapseSteps = (state: PassState) =>
   [...state.recorded.entries()]
@@ -292,6 +323,7 @@ export const runPass = async (
     idempotencyWindowMs: services.idempotencyWindowMs,
     now: services.now,
     ownerOf: services.ownerOf,
+    executionStates: services.executionStates,
   })
   const wf = buildSteps(env)
   // Unreadable stored input is a defect of this execution, recorded as its result; it must not
@@ -365,17 +397,34 @@ export const runPass = async (
     state.stopQuiescenceCheck()
     Effect.runFork(Fiber.interrupt(outer))
   }
+  // Waiting in memory: `suspending` while the suspend is written with the body held where it
+  // parked, `waiting` once the runner keeps the pass for its timer.
+  let residence: "running" | "suspending" | "waiting" = "running"
+  let dismissed = false
+  let written: PassOutcome | undefined
+  const { residency } = services
+  /** Anything but the pass's own timer reached a waiting pass: it ends with its suspend. */
+  const dismiss = () => {
+    dismissed = true
+    if (residence !== "waiting") return
+    residence = "running"
+    residency?.left(executionId)
+    end({ kind: "suspended", outcome: written! })
+  }
   // An interrupt seen mid-pass stops the body where it is (a running activity's attempt is left
   // unsettled); the program then runs the compensations and the pass records `Interrupt`, naming
   // the first cause seen.
   const interruptBody = (cause: InterruptCause) => {
     if (state.interrupting || bodyEnded) return
+    if (residence !== "running") return dismiss()
     state.interrupting = true
     state.interruptCause = cause
     if (bodyFiber !== undefined) Effect.runFork(Fiber.interrupt(bodyFiber))
   }
   const deadlineInterrupt = () => {
     if (state.interrupting || bodyEnded) return
+    // The suspend armed the timer no later than the deadline: a new pass records the interrupt.
+    if (residence !== "running") return dismiss()
     faultPoint("deadline.before")
     interruptBody("deadline")
   }
@@ -384,11 +433,55 @@ export const runPass = async (
   // a suspend arms no later than the deadline) checks the clock, so a test clock is obeyed too.
   const stopDeadlineWatch = watchDeadline(state, () => deadlineInterrupt())
   writer.onBroken = (cause) => end({ kind: "abandon", reason: `write failed: ${String(cause)}` })
+
+  const resume = () => {
+    if (residence !== "waiting" || ending !== undefined) return
+    residence = "running"
+    // The suspend set it suspended; the pass's next write, behind the same fence, undoes that.
+    writer.patchExecution({ status: "running" })
+    state.release()
+  }
+  const waitInMemory = async (parked: ReadonlyMap<string, Parked>, due: number) => {
+    residence = "suspending"
+    dismissed = false
+    state.hold()
+    const outcome = await suspend(services, state, parked, due)
+    if (outcome.kind !== "suspended") {
+      residence = "running"
+      return end({ kind: "abandon", reason: outcome.kind === "abandoned" ? outcome.reason : "" })
+    }
+    written = outcome
+    if (
+      dismissed ||
+      ending !== undefined ||
+      outcome.dueAtMs === null ||
+      !residency!.enter(owner, executionId, outcome.dueAtMs, resume)
+    ) {
+      residence = "running"
+      return end({ kind: "suspended", outcome })
+    }
+    residence = "waiting"
+  }
   // Parked steps leave `state.parked` once interrupted, so what they parked on is taken first.
-  state.onQuiescent = () =>
-    end({ kind: "park", parked: new Map(state.parked), due: state.earliestDue() })
+  state.onQuiescent = () => {
+    const parked = new Map(state.parked)
+    const due = state.earliestDue()
+    const deadline = state.interrupting ? null : state.deadlineAtMs
+    if (
+      residency !== undefined &&
+      !guest &&
+      due !== null &&
+      (deadline === null || due < deadline) &&
+      residency.mayWait(owner, due)
+    ) {
+      void waitInMemory(parked, due)
+      return
+    }
+    end({ kind: "park", parked, due })
+  }
   live = {
     wake: () => {
+      if (residence !== "running") return dismiss()
       readExecutionState(db, owner.routingKey, executionId)
         .then((current) => {
           if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
@@ -399,7 +492,7 @@ export const runPass = async (
         })
       state.wake()
     },
-    abandon: (reason) => end({ kind: "abandon", reason }),
+    abandon: (reason) => (residence === "running" ? end({ kind: "abandon", reason }) : dismiss()),
   }
   if (abandonedFor !== undefined) end({ kind: "abandon", reason: abandonedFor })
   if (woken) live.wake()
@@ -409,6 +502,7 @@ export const runPass = async (
   state.stopQuiescenceCheck()
   await writer.settled()
 
+  if (ending?.kind === "suspended") return ending.outcome
   if (ending?.kind === "abandon" || writer.failure !== undefined) {
     writer.discard()
     return {

@@ -59,6 +59,12 @@ export class PassState {
   private progress = 0
   private quiescenceTimer: ReturnType<typeof setTimeout> | undefined
   private wakers = new Set<() => void>()
+  /**
+   * While held (a pass waiting in memory for its runner's go, engine/pass.ts), steps whose due time
+   * passes stay parked; their wakers run when the hold is released.
+   */
+  private holding = false
+  private dueWhileHeld = new Set<() => void>()
   /** Called once when every branch is parked; the pass then suspends. */
   onQuiescent: () => void = () => {}
 
@@ -154,10 +160,17 @@ export class PassState {
       const dueTimer =
         parked.dueAtMs === null
           ? undefined
-          : setTimeout(() => waker(), timeoutDelay(parked.dueAtMs - this.now()))
+          : setTimeout(
+              () => {
+                if (this.holding) this.dueWhileHeld.add(waker)
+                else waker()
+              },
+              timeoutDelay(parked.dueAtMs - this.now()),
+            )
       const waker = () => {
         if (dueTimer !== undefined) clearTimeout(dueTimer)
         this.wakers.delete(waker)
+        this.dueWhileHeld.delete(waker)
         this.parked.delete(step)
         resolve()
       }
@@ -165,6 +178,17 @@ export class PassState {
       signal.addEventListener("abort", waker, { once: true })
       this.checkQuiescence()
     })
+  }
+
+  /** Parked steps stay parked past their due times until `release`. */
+  hold(): void {
+    this.holding = true
+  }
+
+  /** Ends a hold: the steps whose due times passed meanwhile wake now. */
+  release(): void {
+    this.holding = false
+    for (const waker of [...this.dueWhileHeld]) waker()
   }
 
   /** Wakes every parked step to re-check (an event arrived, a due time passed, an interrupt). */
@@ -189,7 +213,13 @@ export class PassState {
   }
 
   private checkQuiescence(): void {
-    if (this.working > 0 || this.parked.size === 0 || this.quiescenceTimer !== undefined) return
+    if (
+      this.holding ||
+      this.working > 0 ||
+      this.parked.size === 0 ||
+      this.quiescenceTimer !== undefined
+    )
+      return
     const due = this.earliestDue()
     if (due !== null && due - this.now() < WAIT_IN_PASS_MS) return
     const seen = this.progress

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import type { AkterInternals } from "../akter.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { StatementPart } from "../storage/statementParts.js"
-import type { ExecutionPatch } from "./executionStore.js"
+import type { ExecutionPatch, ExecutionStateReader } from "./executionStore.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 import type { Parked, PassState } from "./passState.js"
 import type { PassWrite } from "./passWriter.js"
@@ -23,6 +23,8 @@ export interface StepEnvironment {
   readonly now: () => number
   /** The owner registration a `start` step's target belongs to. */
   readonly ownerOf: (ownerType: string) => OwnerRegistration | undefined
+  /** Reads an execution's state (an awaited child's), together with the runner's like reads. */
+  readonly executionStates: ExecutionStateReader
   write<A>(label: string, write: PassWrite<A>): Effect.Effect<A>
   /** Holds parts for the pass's next write; `settles` names those that settle a pending step. */
   hold(parts: readonly StatementPart[], settles?: readonly string[]): void

@@ -3,7 +3,8 @@
  * makes it replay once more if it suspends), each writing under the runner's activation of the
  * owner — one per lease of its bucket, whose first write advances the owner's generation, so
  * whoever served the owner before can commit nothing more. A lost lease abandons the bucket's
- * passes; a pass that ends without doing its work hands its timer back (timerHandBack.ts).
+ * passes; a pass that ends without doing its work hands its timer back (timerHandBack.ts). A pass
+ * waiting in memory for its timer (engine/pass.ts `Residency`) stays live but holds no slot.
  */
 import type { AkterInternals } from "../akter.js"
 import type { UnstartedExecution } from "../engine/executionStore.js"
@@ -15,6 +16,12 @@ import type { OwnerPlacement } from "../owners/routing.js"
 import { isConnectionMessage } from "../storage/connectionErrors.js"
 import type { DatabaseHealth } from "./databaseHealth.js"
 import type { ClaimedTimer, TimerHandBack } from "./timerHandBack.js"
+
+/**
+ * At most this many passes wait in memory for their timers at once; further suspends end their
+ * passes, and their timers are claimed as any other.
+ */
+export const WAITING_PASS_LIMIT = 2_000
 
 /** Why a runner abandons the live passes of a bucket whose lease it lost. */
 const LEASE_LOST = "bucket lease lost"
@@ -62,17 +69,35 @@ export class LivePasses {
     string,
     { readonly bucket: number; readonly activation: Activation }
   >()
+  /** Live passes waiting in memory for their timers: they hold no slot. */
+  private readonly waiting = new Set<string>()
   private draining = false
 
   constructor(private readonly options: LivePassesOptions) {}
 
-  /** Executions with a live pass. */
+  /** Executions with a running pass: the slots taken (a pass waiting for its timer takes none). */
   get size(): number {
-    return this.live.size
+    return this.live.size - this.waiting.size
   }
 
+  /** Whether one more pass may wait in memory. */
+  get mayWait(): boolean {
+    return !this.draining && this.waiting.size < WAITING_PASS_LIMIT
+  }
+
+  /** Executions with a live pass, running or waiting. */
   has(executionId: string): boolean {
     return this.live.has(executionId)
+  }
+
+  /** The execution's pass waits in memory for its timer: its slot is free. */
+  waits(executionId: string): void {
+    if (this.live.has(executionId)) this.waiting.add(executionId)
+  }
+
+  /** The execution's waiting pass runs again (resumed), or ends (dismissed): it takes its slot. */
+  stopsWaiting(executionId: string): void {
+    this.waiting.delete(executionId)
   }
 
   /**
@@ -98,10 +123,10 @@ export class LivePasses {
   /** Stops every live pass without recording anything; their timers, for the caller to hand back. */
   drain(): ClaimedTimer[] {
     this.draining = true
-    const abandoned = [...this.live.entries()].map(([executionId, run]) => ({
-      routingKey: run.owner.routingKey,
-      executionId,
-    }))
+    // A waiting pass's suspend is written, its timer armed when it is due: nothing to hand back.
+    const abandoned = [...this.live.entries()]
+      .filter(([executionId]) => !this.waiting.has(executionId))
+      .map(([executionId, run]) => ({ routingKey: run.owner.routingKey, executionId }))
     for (const run of this.live.values()) run.control?.abandon("runner draining")
     return abandoned
   }
@@ -210,6 +235,7 @@ export class LivePasses {
       // already told what came of it ignores this.)
       start?.settled("not-taken")
       this.live.delete(executionId)
+      this.waiting.delete(executionId)
       // After its slot is free: a caller told of the result may start its next execution here.
       internals.wakeups.passEnded(
         executionId,

@@ -11,6 +11,9 @@
  * A fired timer goes ahead of new work: while fired timers wait for a free slot, the runner takes
  * no start of its own process (runner/localStartAcceptor.ts), its polls count their slots as
  * taken, and each pass that ends gives its slot to them first.
+ *
+ * The timer of a pass waiting in memory (engine/pass.ts `Residency`) is kept the same way, and
+ * fires into the pass instead of a claim: the pass resumes where it parked, taking the slot.
  */
 import type { ClaimedRow } from "../outbox/outboxStore.js"
 import type { OwnerPlacement } from "../owners/routing.js"
@@ -25,6 +28,8 @@ interface LocalTimer {
   readonly bucket: number
   /** Local time it is due. */
   readonly dueAt: number
+  /** Resumes the pass waiting in memory for this timer; none: the row is claimed. */
+  readonly resume: (() => void) | undefined
   timeout: ReturnType<typeof setTimeout> | undefined
 }
 
@@ -75,25 +80,51 @@ export class LocalTimers {
    * kept, and the claim loop's polls are to bring it.
    */
   keep(owner: OwnerPlacement, executionId: string, dueAt: number): boolean {
-    if (this.stopped) return false
-    const now = Date.now()
-    if (
-      dueAt - now > LOCAL_TIMER_HORIZON_MS ||
-      !this.options.holds(owner.bucket) ||
-      dueAt >= this.options.leaseValidUntil()
-    ) {
-      return false
-    }
+    return this.arm(owner, executionId, dueAt, undefined)
+  }
+
+  /** Whether a timer of this bucket due at `dueAt` (local time) would be kept. */
+  mayKeep(bucket: number, dueAt: number): boolean {
+    return (
+      !this.stopped &&
+      dueAt - Date.now() <= LOCAL_TIMER_HORIZON_MS &&
+      this.options.holds(bucket) &&
+      dueAt < this.options.leaseValidUntil()
+    )
+  }
+
+  /**
+   * A pass parked the execution on a timer due at `dueAt` and waits in memory: when the timer
+   * fires and a slot is free, `resume` is called instead of a claim. False when it is not kept
+   * (as `keep`), and the pass is not to wait.
+   */
+  keepWaiting(
+    owner: OwnerPlacement,
+    executionId: string,
+    dueAt: number,
+    resume: () => void,
+  ): boolean {
+    return this.arm(owner, executionId, dueAt, resume)
+  }
+
+  private arm(
+    owner: OwnerPlacement,
+    executionId: string,
+    dueAt: number,
+    resume: (() => void) | undefined,
+  ): boolean {
+    if (!this.mayKeep(owner.bucket, dueAt)) return false
     this.forget(executionId)
     const timer: LocalTimer = {
       routingKey: owner.routingKey,
       executionId,
       bucket: owner.bucket,
       dueAt,
+      resume,
       timeout: undefined,
     }
     // A millisecond late: the database's clock, which judges the claim, is estimated to a few.
-    timer.timeout = setTimeout(() => this.fire(timer), timeoutDelay(dueAt - now + 1))
+    timer.timeout = setTimeout(() => this.fire(timer), timeoutDelay(dueAt - Date.now() + 1))
     this.kept.set(executionId, timer)
     return true
   }
@@ -143,9 +174,15 @@ export class LocalTimers {
     const free = this.options.free()
     if (free <= 0) return
     const batch = this.fired.splice(0, free)
-    // A timer of a bucket no longer leased is left to whoever leases it.
-    const mine = batch.filter((timer) => this.options.holds(timer.bucket))
     for (const timer of batch) this.kept.delete(timer.executionId)
+    // A timer of a bucket no longer leased is left to whoever leases it (a waiting pass of it
+    // is ended by the lost lease).
+    const held = batch.filter((timer) => this.options.holds(timer.bucket))
+    const mine: LocalTimer[] = []
+    for (const timer of held) {
+      if (timer.resume === undefined) mine.push(timer)
+      else timer.resume()
+    }
     if (mine.length === 0) {
       if (this.fired.length > 0) this.claimFired()
       return

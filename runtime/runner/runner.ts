@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto"
 import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import type { PassServices } from "../engine/pass.js"
-import { readExecutionSnapshots } from "../engine/executionStore.js"
+import { readExecutionSnapshots, readExecutionStates } from "../engine/executionStore.js"
 import { writeStepBatch } from "../engine/stepBatch.js"
 import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration } from "../model/registration.js"
@@ -142,6 +142,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     },
     health,
   )
+  /** The local time at which the database's clock reads `dueAtMs`. */
+  const localTimeOf = (dueAtMs: number) =>
+    Date.now() + Math.max(0, dueAtMs - estimatedNow(internals.clock))
   const services: PassServices = {
     internals,
     log,
@@ -153,6 +156,35 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     ownerOf: (owner) => served.owners.get(owner),
     acceptedAtOf: (owner, workflow) => acceptedAt.get(workflowKeyOf(owner, workflow)) ?? -1,
     snapshots: new StatementBatcher((keys) => readExecutionSnapshots(internals.storage.db, keys)),
+    executionStates: new StatementBatcher((keys) =>
+      readExecutionStates(internals.storage.db, keys),
+    ),
+    residency: {
+      mayWait: (owner, dueAtMs) =>
+        !draining && passes.mayWait && timers.mayKeep(owner.bucket, localTimeOf(dueAtMs)),
+      enter: (owner, executionId, dueAtMs, resume) => {
+        const resumed = () => {
+          passes.stopsWaiting(executionId)
+          resume()
+        }
+        if (
+          draining ||
+          !passes.mayWait ||
+          !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed)
+        ) {
+          return false
+        }
+        passes.waits(executionId)
+        // Its slot is free: fired timers take it first, then the claim loop.
+        timers.slotFreed()
+        claims.passesEnded(undefined, false)
+        return true
+      },
+      left: (executionId) => {
+        timers.forget(executionId)
+        passes.stopsWaiting(executionId)
+      },
+    },
     stepBatcher: new StatementBatcher((writes) =>
       writeStepBatch(
         internals.storage.db,

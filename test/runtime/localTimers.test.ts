@@ -4,7 +4,10 @@
  * the poll's own claim at its due time, and only when it is still due (a second claim that took it
  * first wins, and the row shows one claim); a drained runner's kept timers are fired by the runner
  * that takes its buckets, each sleep settled and each execution finished once, as the write-audit
- * triggers saw it. (A runner killed with SIGKILL while keeping timers: test/crash/localTimersKill.)
+ * triggers saw it. A pass parked on a short sleep waits in memory (engine/pass.ts `Residency`): its
+ * suspend is written, it holds no slot, and it resumes where it parked with no claim and no replay;
+ * an interrupt reaching it ends it, and a new pass records the interrupt from the record. (A runner
+ * killed with SIGKILL while keeping timers: test/crash/localTimersKill.)
  */
 import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
@@ -59,6 +62,8 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
   const sleptAt = new Map<string, number>()
   const wokeAt = new Map<string, number>()
   const afterRuns = new Map<string, number>()
+  /** How many times a pass ran the body from its start: one per pass that replays. */
+  const bodyRuns = new Map<string, number>()
 
   const nap = implementWorkflow(registration, "nap", {
     activities: {
@@ -71,6 +76,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     body: (input: { ms: number }, wf: any) =>
       Effect.gen(function* () {
         const id = wf.executionId as string
+        yield* Effect.sync(() => void bodyRuns.set(id, (bodyRuns.get(id) ?? 0) + 1))
         yield* Effect.sync(() => void (sleptAt.has(id) || sleptAt.set(id, Date.now())))
         yield* wf.nap(input.ms) as Effect.Effect<void>
         yield* Effect.sync(() => void (wokeAt.has(id) || wokeAt.set(id, Date.now())))
@@ -125,6 +131,54 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       )
       expect(audit.duplicateFinishes).toEqual([])
       expect(await timerOf(run.executionId)).toBeUndefined()
+    })
+  })
+
+  it("resumes a pass parked on a short sleep in memory: suspend written, no slot held, no claim, no replay", async () => {
+    await withRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS }, async (runner) => {
+      const run = await client().nap.start(`o-${randomUUID().slice(0, 8)}`, { ms: 1_200 })
+      const id = run.executionId as string
+      // While it waits, the database holds the suspend, as for any parked execution: a crash now
+      // loses nothing (test/crash/localTimersKill), and the pass takes no slot.
+      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      const armed = await timerOf(id)
+      expect(armed?.attempts).toBe(0)
+      expect(Number(armed?.due_at_ms)).toBeGreaterThan(await dbNow())
+      expect(runner.live).toBe(0)
+      const result = await run.result({ timeout: "20 seconds" })
+      expect(result).toEqual({ _tag: "Success", value: { key: id } })
+      // One pass ran the body from its start: the wake resumed it where it parked.
+      expect(bodyRuns.get(id)).toBe(1)
+      expect(afterRuns.get(id)).toBe(1)
+      const late = wokeAt.get(id)! - sleptAt.get(id)! - 1_200
+      expect(late).toBeGreaterThanOrEqual(0)
+      const audit = await readWriteAudit(db())
+      expect(settledThenFinished(["nap#1", "after#1"])).toContainEqual(settlesOf(audit, id))
+      expect(audit.duplicateFinishes).toEqual([])
+      const napSettle = audit.settles.find((s) => s.step === "nap" && s.executionId === id)!
+      expect(napSettle.atMs).toBeGreaterThanOrEqual(Number(armed!.due_at_ms))
+      expect(await timerOf(id)).toBeUndefined()
+    })
+  })
+
+  it("ends a waiting pass that an interrupt reaches: a new pass records the interrupt, the sleep never settles", async () => {
+    await withRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS }, async () => {
+      const run = await client().nap.start(`o-${randomUUID().slice(0, 8)}`, { ms: 5_000 })
+      const id = run.executionId as string
+      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      const askedAt = Date.now()
+      await run.interrupt()
+      const result = await run.result({ timeout: "20 seconds" })
+      expect(result).toMatchObject({ _tag: "Interrupted" })
+      // Well before the sleep was due: the interrupt's claim ended the waiting pass.
+      expect(Date.now() - askedAt).toBeLessThan(4_000)
+      // The waiting pass and the pass that recorded the interrupt: the body ran from its start twice.
+      expect(bodyRuns.get(id)).toBe(2)
+      expect(wokeAt.has(id)).toBe(false)
+      expect(afterRuns.has(id)).toBe(false)
+      const audit = await readWriteAudit(db())
+      expect(audit.settles.filter((s) => s.executionId === id)).toEqual([])
+      expect(audit.duplicateFinishes).toEqual([])
     })
   })
 

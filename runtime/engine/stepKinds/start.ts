@@ -25,7 +25,6 @@ import { existsIn } from "../../storage/statementParts.js"
 import { fenceHeld } from "../../owners/fence.js"
 import { decodeJson, encodeJson } from "../../storage/codec.js"
 import { withCurrentTraceparent } from "../../tracing.js"
-import { readExecutionState } from "../executionStore.js"
 import { decodeExit, encodeExit, replayExit } from "../recordedExits.js"
 import { RecordedDefect } from "../signals.js"
 import type { ParentLink } from "../startRequest.js"
@@ -105,7 +104,7 @@ const startMethod =
       for (;;) {
         state.beginWork()
         const current = yield* Effect.promise(() =>
-          readExecutionState(internals.storage.db, placement.routingKey, startedId),
+          env.executionStates.submit({ routingKey: placement.routingKey, executionId: startedId }),
         ).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
         if (current?.result != null) {
           const exit = awaitedExitOf(startedId, current.result)
