@@ -12,7 +12,13 @@
  * another gives up at once instead of repeating its work, and rows are chosen `FOR UPDATE SKIP
  * LOCKED`, so a sweep never waits on a row a pass or a client is writing. Times are the database
  * clock's (`akter.now_ms` with the handle's offset), so `testAkter().advance` drives it.
+ *
+ * A sweep is paced so that it yields to the workload sharing the database: after each batch it
+ * waits in proportion to how long that batch took, so it spends at most `dutyCycle` of its time in
+ * batches. A steady sweep deletes only what expired since the last one, and finishes long before
+ * the next; catching up a large backlog takes `1 / dutyCycle` times as long as it would back to back.
  */
+import { setTimeout as sleep } from "node:timers/promises"
 import { sql } from "kysely"
 import type { AkterInternals } from "../akter.js"
 import { pruneExpiredReceipts } from "../client/receiptStore.js"
@@ -34,6 +40,12 @@ export const DEFAULT_KEEP_MS = 7 * 24 * 60 * 60 * 1000
 /** Rows deleted per transaction, so a sweep holds its locks briefly. */
 export const DEFAULT_BATCH_SIZE = 500
 
+/**
+ * The share of its time a sweep spends in batches: after a batch of d ms it waits 4 d ms, so on a
+ * busy database (where batches take longer) it waits longer.
+ */
+export const DEFAULT_DUTY_CYCLE = 0.2
+
 /** An arbitrary constant: the advisory lock key all sweeping runners agree on. */
 const RETENTION_LOCK = 4_242_003
 
@@ -48,6 +60,14 @@ export interface RetentionOptions {
   readonly keepMs?: number
   /** Rows per batch (default 500). */
   readonly batchSize?: number
+  /**
+   * The share of its time the sweep spends in batches, above 0 and at most 1 (default 0.2): after
+   * each batch it waits `(1 - dutyCycle) / dutyCycle` times as long as the batch took. 1: batches
+   * back to back.
+   */
+  readonly dutyCycle?: number
+  /** Stops the sweep between batches (or during a wait); what it deleted so far stays deleted. */
+  readonly signal?: AbortSignal
 }
 
 export interface RetentionReport {
@@ -55,7 +75,10 @@ export interface RetentionReport {
   readonly events: number
   readonly receipts: number
   readonly manifests: number
-  /** Another sweep held the lock, so this one stopped where it was; the next sweep goes on. */
+  /**
+   * The sweep stopped before it was done — another sweep held the lock, or `signal` aborted it —
+   * and the next sweep goes on from where it stopped.
+   */
   readonly skipped: boolean
 }
 
@@ -94,13 +117,20 @@ const takeSweepLock = async (tx: Tx): Promise<boolean> => {
   return rows[0]!.locked
 }
 
+/** Waits `ms`, or less if `signal` aborts; whether the sweep may go on. */
+const paused = async (ms: number, signal: AbortSignal | undefined): Promise<boolean> => {
+  if (ms > 0) await sleep(ms, undefined, signal === undefined ? {} : { signal }).catch(() => {})
+  return signal?.aborted !== true
+}
+
 /**
  * Sweeps once: finished executions, events, receipts, then manifests (last, so executions deleted
- * in this sweep no longer hold theirs). Returns how many rows each phase deleted.
+ * in this sweep no longer hold theirs), pacing its batches by `dutyCycle`. Returns how many rows
+ * each phase deleted.
  *
  * @example
  * const report = await sweepRetention(internalsOf(akter), { keepMs: 7 * 24 * 60 * 60 * 1000 })
- * if (report.skipped) log.debug("another runner is sweeping")
+ * if (report.skipped) log.debug("another runner is sweeping, or this one was stopped")
  */
 export const sweepRetention = async (
   internals: Pick<AkterInternals, "storage" | "clock">,
@@ -108,11 +138,15 @@ export const sweepRetention = async (
 ): Promise<RetentionReport> => {
   const keepMs = options.keepMs ?? DEFAULT_KEEP_MS
   const limit = options.batchSize ?? DEFAULT_BATCH_SIZE
+  const dutyCycle = options.dutyCycle ?? DEFAULT_DUTY_CYCLE
   if (!Number.isSafeInteger(keepMs) || keepMs < 0) {
     throw new RangeError(`retention keepMs must be a non-negative integer of ms, got ${keepMs}`)
   }
   if (!Number.isSafeInteger(limit) || limit < 1) {
     throw new RangeError(`retention batchSize must be a positive integer, got ${limit}`)
+  }
+  if (!(dutyCycle > 0 && dutyCycle <= 1)) {
+    throw new RangeError(`retention dutyCycle must be above 0 and at most 1, got ${dutyCycle}`)
   }
   const { db } = internals.storage
   const { rows } = await sql<{ cutoff: number }>`
@@ -125,8 +159,11 @@ export const sweepRetention = async (
     ["receipts", pruneExpiredReceipts],
     ["manifests", pruneManifests],
   ]
+  let waitMs = 0
   for (const [phase, batch] of phases) {
     for (;;) {
+      if (!(await paused(waitMs, options.signal))) return { ...counts, skipped: true }
+      const startedAt = performance.now()
       let deleted: number | undefined
       try {
         deleted = await db
@@ -141,6 +178,7 @@ export const sweepRetention = async (
         throw error
       }
       if (deleted === undefined) return { ...counts, skipped: true }
+      waitMs = ((performance.now() - startedAt) * (1 - dutyCycle)) / dutyCycle
       counts[phase] += deleted
       if (phase === "manifests" || deleted < limit) break
     }

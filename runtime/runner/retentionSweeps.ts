@@ -1,19 +1,22 @@
 /**
  * The retention sweeps a runner runs now and then (retention/sweepRetention.ts): every runner may,
  * and they take turns. The interval is jittered so runners started together do not all sweep at
- * once; a failed sweep is logged and the next one comes as scheduled.
+ * once; a failed sweep is logged and the next one comes as scheduled. Stopping also stops a sweep
+ * under way between two batches, so a paced sweep catching up a backlog does not outlive its runner.
  */
 import type { AkterInternals } from "../akter.js"
 import type { Logger } from "../log.js"
-import { sweepRetention } from "../retention/sweepRetention.js"
+import { sweepRetention, type RetentionOptions } from "../retention/sweepRetention.js"
 
 const DEFAULT_RETENTION_EVERY_MS = 10 * 60 * 1000
 
 export interface RetentionSchedule {
   /** How long finished executions (and the rest) are kept; the sweep's default if absent. */
   readonly keepMs?: number | undefined
-  /** How often to sweep (default 10 minutes). */
+  /** How often to sweep (default 10 minutes), counted from the end of the last sweep. */
   readonly everyMs?: number | undefined
+  /** The share of its time a sweep spends deleting (default 0.2); see `RetentionOptions`. */
+  readonly dutyCycle?: number | undefined
 }
 
 /** Schedules sweeps until the returned function is called. */
@@ -22,17 +25,19 @@ export const scheduleRetentionSweeps = (
   log: Logger,
   retention: RetentionSchedule,
 ): (() => void) => {
-  let stopped = false
+  const stopping = new AbortController()
+  const options: RetentionOptions = {
+    signal: stopping.signal,
+    ...(retention.keepMs === undefined ? {} : { keepMs: retention.keepMs }),
+    ...(retention.dutyCycle === undefined ? {} : { dutyCycle: retention.dutyCycle }),
+  }
   let timer: ReturnType<typeof setTimeout> | undefined
   const scheduleNext = () => {
-    if (stopped) return
+    if (stopping.signal.aborted) return
     const everyMs = retention.everyMs ?? DEFAULT_RETENTION_EVERY_MS
     timer = setTimeout(
       () => {
-        sweepRetention(
-          internals,
-          retention.keepMs === undefined ? {} : { keepMs: retention.keepMs },
-        )
+        sweepRetention(internals, options)
           .then((report) => {
             if (report.executions + report.events + report.receipts + report.manifests > 0) {
               log.info("retention sweep", { ...report })
@@ -47,7 +52,7 @@ export const scheduleRetentionSweeps = (
   }
   scheduleNext()
   return () => {
-    stopped = true
+    stopping.abort()
     if (timer !== undefined) clearTimeout(timer)
   }
 }

@@ -27,7 +27,7 @@ import { LeaseKeeper, type LeaseChange } from "./leases.js"
 import { LivePasses, type PassesEnded } from "./livePasses.js"
 import { LocalTimers } from "./localTimers.js"
 import { acceptLocalStarts } from "./localStartAcceptor.js"
-import { scheduleRetentionSweeps } from "./retentionSweeps.js"
+import { scheduleRetentionSweeps, type RetentionSchedule } from "./retentionSweeps.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
 import { servedWorkflows, workflowKeyOf } from "./servedWorkflows.js"
 import { relayClaimedStart } from "./startRelay.js"
@@ -61,12 +61,10 @@ export interface RunnerOptions {
   /**
    * The retention sweep this runner runs now and then (any runner may; they take turns): finished
    * executions, events below every open cursor, old receipts and unused manifests go after
-   * `keepMs` (default 7 days), checked every `everyMs` (default 10 minutes). `false`: never.
+   * `keepMs` (default 7 days), checked every `everyMs` (default 10 minutes), spending at most
+   * `dutyCycle` of a sweep's time deleting (default 0.2). `false`: never.
    */
-  readonly retention?:
-    | false
-    | { readonly keepMs?: number | undefined; readonly everyMs?: number | undefined }
-    | undefined
+  readonly retention?: false | RetentionSchedule | undefined
 }
 
 export interface Runner {

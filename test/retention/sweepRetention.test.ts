@@ -250,9 +250,10 @@ describeEachBackend("retention", (backend) => {
       first.advance(8 * DAY_MS)
       const internals = internalsOf(first)
       // On Postgres the two sweeps run on separate connections, as two runners' would.
+      // Unpaced, so that the two sweeps' batches overlap rather than take turns between waits.
       const reports = await Promise.all([
-        sweepRetention(internals, { batchSize: 2 }),
-        sweepRetention(internals, { batchSize: 2 }),
+        sweepRetention(internals, { batchSize: 2, dutyCycle: 1 }),
+        sweepRetention(internals, { batchSize: 2, dutyCycle: 1 }),
       ])
       expect(reports[0]!.executions + reports[1]!.executions).toBe(30)
       expect(await executionIds(first)).toEqual([])
@@ -262,13 +263,16 @@ describeEachBackend("retention", (backend) => {
     }
   })
 
-  it("refuses a keep period or batch size that is not a count", async () => {
+  it("refuses a keep period or batch size that is not a count, or a duty cycle outside (0, 1]", async () => {
     await withVault(async ({ akter }) => {
       await expect(sweepRetention(internalsOf(akter), { keepMs: -1 })).rejects.toThrow(
         "retention keepMs must be a non-negative integer of ms, got -1",
       )
       await expect(sweepRetention(internalsOf(akter), { batchSize: 0 })).rejects.toThrow(
         "retention batchSize must be a positive integer, got 0",
+      )
+      await expect(sweepRetention(internalsOf(akter), { dutyCycle: 0 })).rejects.toThrow(
+        "retention dutyCycle must be above 0 and at most 1, got 0",
       )
     })
   })
@@ -342,5 +346,109 @@ describePostgres("retention racing a start", () => {
       await akter.close()
       await database.drop()
     }
+  })
+})
+
+describePostgres("retention pacing", () => {
+  /** Every delete statement on `akter.executions` takes at least this long (a trigger sleeps). */
+  const SLOW_MS = 50
+  const BATCH = 5
+  const FULL_BATCHES = 4
+
+  const executionIds = async (akter: TestAkter) =>
+    (
+      await internalsOf(akter)
+        .storage.db.selectFrom("akter.executions")
+        .select("execution_id")
+        .execute()
+    ).map((row) => row.execution_id)
+
+  /**
+   * A handle whose executions batches each take at least SLOW_MS, and a function that leaves
+   * FULL_BATCHES × BATCH finished executions past the default keep period.
+   */
+  const withSlowDeletes = async (
+    test: (akter: TestAkter, finishBatches: () => Promise<void>) => Promise<void>,
+  ) => {
+    const vault = await makeVault()
+    const akter = await openTestAkter("postgres")
+    const runner = await startRunner({ akter, workflows: vault.workflows, pollMs: 20 })
+    let started = 0
+    try {
+      const { db } = internalsOf(akter).storage
+      await sql`CREATE FUNCTION public.slow_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(${sql.lit(SLOW_MS / 1000)}); RETURN NULL; END $$`.execute(db)
+      await sql`CREATE TRIGGER slow_delete BEFORE DELETE ON akter.executions
+        FOR EACH STATEMENT EXECUTE FUNCTION public.slow_delete()`.execute(db)
+      const client = makeOwnerClient<AnyClient>(akter, vault.vault)
+      const entry = { name: "n", note: "", tags: [] }
+      await test(akter, async () => {
+        for (let index = 0; index < FULL_BATCHES * BATCH; index += 1, started += 1) {
+          await client.store.start(`o-${started}`, { name: `k-${started}`, amount: 1, entry })
+        }
+        await runUntilIdle(akter, runner)
+        akter.advance(8 * DAY_MS)
+      })
+    } finally {
+      await runner.close()
+      await akter.close()
+    }
+  }
+
+  it("spends at most its duty cycle of a sweep's time in batches, waiting after each", async () => {
+    await withSlowDeletes(async (akter, finishBatches) => {
+      // Four full batches and the short one that ends the phase, each followed by another batch,
+      // so each is followed by a wait of at least 9 × SLOW_MS at a duty cycle of 0.1.
+      const pacedLowerBoundMs = ((FULL_BATCHES + 1) * SLOW_MS) / 0.1
+      await finishBatches()
+      let startedAt = performance.now()
+      const unpaced = await sweepRetention(internalsOf(akter), { batchSize: BATCH, dutyCycle: 1 })
+      const unpacedMs = performance.now() - startedAt
+      expect(unpaced.executions).toBe(FULL_BATCHES * BATCH)
+      expect(unpacedMs).toBeGreaterThanOrEqual((FULL_BATCHES + 1) * SLOW_MS)
+      expect(unpacedMs).toBeLessThan(pacedLowerBoundMs)
+
+      await finishBatches()
+      startedAt = performance.now()
+      const paced = await sweepRetention(internalsOf(akter), { batchSize: BATCH, dutyCycle: 0.1 })
+      expect(performance.now() - startedAt).toBeGreaterThanOrEqual(pacedLowerBoundMs)
+      expect(paced).toEqual({
+        executions: FULL_BATCHES * BATCH,
+        events: 0,
+        receipts: 0,
+        manifests: 0,
+        skipped: false,
+      })
+      expect(await executionIds(akter)).toEqual([])
+    })
+  })
+
+  it("stops between batches when its signal aborts, keeping what it deleted; the next sweep goes on", async () => {
+    await withSlowDeletes(async (akter, finishBatches) => {
+      await finishBatches()
+      const stopping = new AbortController()
+      const sweeping = sweepRetention(internalsOf(akter), {
+        batchSize: BATCH,
+        dutyCycle: 0.01,
+        signal: stopping.signal,
+      })
+      // The first batch takes at least SLOW_MS, then the sweep waits about 99 times as long.
+      await new Promise((resolve) => setTimeout(resolve, 10 * SLOW_MS))
+      const startedAt = performance.now()
+      stopping.abort()
+      const stopped = await sweeping
+      expect(performance.now() - startedAt).toBeLessThan(20 * SLOW_MS)
+      expect(stopped).toEqual({
+        executions: BATCH,
+        events: 0,
+        receipts: 0,
+        manifests: 0,
+        skipped: true,
+      })
+      expect(await executionIds(akter)).toHaveLength((FULL_BATCHES - 1) * BATCH)
+      const next = await sweepRetention(internalsOf(akter), { batchSize: BATCH, dutyCycle: 1 })
+      expect(next).toMatchObject({ executions: (FULL_BATCHES - 1) * BATCH, skipped: false })
+      expect(await executionIds(akter)).toEqual([])
+    })
   })
 })
