@@ -3,9 +3,11 @@
  * database that holds more and more finished history. Between measurements it bulk-inserts
  * finished executions and their owners' events (`historySeed.ts`) up to each count of
  * `request.retained` (0 first), so every count is measured on the same database; then, with the
- * largest count retained, it measures a and b again while retention sweeps delete that history
- * (`sweepRetention` in a loop, as a runner's scheduled sweep would run it, with a keep period
- * every seeded execution is past). Each figure is compared with the empty database's.
+ * largest count retained, it measures a and b again while a retention sweep deletes that history
+ * (`sweepRetention` as a runner's scheduled sweep runs it, paced by its default duty cycle, with a
+ * keep period every seeded execution is past, stopped when each window ends), and once more with
+ * the sweep unpaced (duty cycle 1), which the headline leaves out. Each figure is compared with the
+ * empty database's.
  */
 import { sql } from "kysely"
 import { internalsOf } from "../runtime/akter.js"
@@ -33,19 +35,25 @@ const countRows = async (databaseUrl: string, table: "executions" | "events") =>
   }
 }
 
-/** Shapes a and b on the database as it is now; `during` runs beside them until they end. */
+/**
+ * Shapes a and b on the database as it is now. `during` runs beside each of them and is aborted
+ * when it ends; it returns the rows it deleted, reported per second of the two windows.
+ */
 const measureAB = async (
   request: TrialRequest,
-  during?: (akter: Parameters<typeof internalsOf>[0], stop: () => boolean) => Promise<void>,
+  during?: (akter: Parameters<typeof internalsOf>[0], signal: AbortSignal) => Promise<number>,
 ) => {
   const figures: Record<string, number> = {}
+  let deleted = 0
+  let windowMs = 0
   for (const shape of ["a", "b"] as const) {
     const { akter, bench, close } = await openAkterBench(
       request.databaseUrl,
       shape === "b" ? SHAPES.b.concurrency : undefined,
     )
-    let stopped = false
-    const beside = during?.(akter, () => stopped)
+    const stopping = new AbortController()
+    const startedAt = performance.now()
+    const beside = during?.(akter, stopping.signal)
     try {
       const { metrics } = await runShape({ ...request, shape }, bench)
       if (shape === "a") figures["aP50Ms"] = metrics["p50Ms"]!
@@ -54,13 +62,36 @@ const measureAB = async (
         figures["bPostgresCpuMsPer"] = metrics["postgresCpuMsPer"]!
       }
     } finally {
-      stopped = true
-      await beside
+      stopping.abort()
+      deleted += (await beside) ?? 0
+      windowMs += performance.now() - startedAt
       await close()
     }
   }
+  if (during !== undefined) figures["sweptRowsPerSecond"] = deleted / (windowMs / 1000)
   return figures
 }
+
+/**
+ * Sweeps as a runner's scheduled sweep would when it finds a backlog: one sweep (another if it
+ * finishes), at the given duty cycle, until the window ends. Returns the rows it deleted.
+ */
+const sweepUntilAborted =
+  (dutyCycle: number | undefined) =>
+  async (akter: Parameters<typeof internalsOf>[0], signal: AbortSignal) => {
+    let deleted = 0
+    while (!signal.aborted) {
+      const report = await sweepRetention(internalsOf(akter), {
+        keepMs: SWEEP_KEEP_MS,
+        signal,
+        ...(dutyCycle === undefined ? {} : { dutyCycle }),
+      })
+      deleted += report.executions + report.events + report.receipts + report.manifests
+      // Nothing left to delete: a runner would sweep again only after its interval.
+      if (!report.skipped) break
+    }
+    return deleted
+  }
 
 serveTrial(async (request) => {
   const retained = [...new Set([0, ...(request.retained ?? SHAPES.h.retained)])].sort(
@@ -103,19 +134,16 @@ serveTrial(async (request) => {
   if (planned > 0) {
     const before = await countRows(request.databaseUrl, "executions")
     const eventsBefore = await countRows(request.databaseUrl, "events")
-    record(
-      "sweep",
-      await measureAB(request, async (akter, stopped) => {
-        while (!stopped()) await sweepRetention(internalsOf(akter), { keepMs: SWEEP_KEEP_MS })
-      }),
-    )
+    // The sweep as a runner runs it (paced by the default duty cycle), then unpaced for comparison.
+    record("sweep", await measureAB(request, sweepUntilAborted(undefined)))
+    record("sweepUnpaced", await measureAB(request, sweepUntilAborted(1)))
     sweptExecutions = before - (await countRows(request.databaseUrl, "executions"))
     sweptEvents = eventsBefore - (await countRows(request.databaseUrl, "events"))
     metrics["sweptExecutions"] = sweptExecutions
   }
   metrics["worstSlowdown"] = Math.max(
     ...Object.entries(metrics)
-      .filter(([name]) => name.startsWith("aSlowdown@") || name.startsWith("bSlowdown@"))
+      .filter(([name]) => /^[ab]Slowdown@/.test(name) && !name.endsWith("@sweepUnpaced"))
       .map(([, value]) => value),
   )
   return {

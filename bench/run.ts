@@ -272,13 +272,22 @@ type MoreRows = ReadonlyArray<readonly [metric: string, label: string, higherIsB
 const moreRows = (headline: Headline, options: Options): MoreRows =>
   typeof headline.more === "function" ? headline.more(options) : headline.more
 
-/** Shape h's figures are labelled by the count retained, and `sweep` for the sweeping run. */
-const historyLabels = (options: Options) => [...options.retained.map(String), "sweep"]
+/**
+ * Shape h's figures are labelled by the count retained, `sweep` for the run with the sweep paced
+ * by its default duty cycle, and `sweepUnpaced` for the run with its batches back to back.
+ */
+const historyLabels = (options: Options) => [
+  ...options.retained.map(String),
+  "sweep",
+  "sweepUnpaced",
+]
 
-const historyLabel = (label: string, options: Options) =>
-  label === "sweep"
-    ? `${Math.max(...options.retained).toLocaleString("en-US")} retained, sweeping`
-    : `${Number(label).toLocaleString("en-US")} retained`
+const historyLabel = (label: string, options: Options) => {
+  const largest = Math.max(...options.retained).toLocaleString("en-US")
+  if (label === "sweep") return `${largest} retained, sweeping (paced)`
+  if (label === "sweepUnpaced") return `${largest} retained, sweeping unpaced`
+  return `${Number(label).toLocaleString("en-US")} retained`
+}
 
 const same = (metric: string) => ({ akter: metric, dbos: metric, restate: metric })
 
@@ -389,6 +398,9 @@ const HEADLINES: Record<ShapeId, Headline> = {
         [`aSlowdown@${label}`, `  (a) p50 ÷ empty`, false],
         [`bSlowdown@${label}`, `  (b) empty wf/s ÷ this`, false],
         [`bPostgresCpuMsPer@${label}`, `  (b) Postgres CPU ms / workflow`, false],
+        ...(label.startsWith("sweep")
+          ? ([[`sweptRowsPerSecond@${label}`, `  rows swept / s`, true]] as const)
+          : []),
       ]),
     json: (options) =>
       historyLabels(options).flatMap((label) => [
