@@ -1,11 +1,14 @@
 /**
  * A runner runs the retention sweep on its own schedule: a finished execution older than the keep
- * period disappears without anyone calling the sweep.
+ * period disappears without anyone calling the sweep. Stopping the schedule stops a paced sweep
+ * under way instead of leaving it waiting between batches.
  */
 import { randomUUID } from "node:crypto"
 import { expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import { makeOwnerClient, startRunner } from "../../runtime/index.js"
+import { makeLogger } from "../../runtime/log.js"
+import { scheduleRetentionSweeps } from "../../runtime/runner/retentionSweeps.js"
 import { runUntilIdle, testAkter } from "../../runtime/testing/index.js"
 import { makeProbe } from "../runtime/probeWorkflows.js"
 
@@ -41,6 +44,51 @@ it("deletes a finished execution past the keep period on the runner's own schedu
     expect(await run.status()).toEqual({ status: "unknown" })
   } finally {
     await runner.close()
+    await akter.close()
+  }
+})
+
+it("stops a paced sweep under way when the schedule stops, keeping what it deleted", async () => {
+  const akter = await testAkter()
+  const probe = await makeProbe()
+  const runner = await startRunner({
+    akter,
+    workflows: probe.workflows,
+    pollMs: 20,
+    retention: false,
+  })
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const client = makeOwnerClient<any>(akter, probe.registration)
+  const run = await client.quick.start(`o-${randomUUID()}`, { id: "swept-then-stopped" })
+  try {
+    await runUntilIdle(akter, runner)
+    expect((await run.result())._tag).toBe("Success")
+  } finally {
+    await runner.close()
+  }
+  try {
+    akter.advance("8 days")
+    const lines: Record<string, unknown>[] = []
+    const log = makeLogger({
+      level: "info",
+      format: "json",
+      write: (line) => lines.push(JSON.parse(line)),
+    })
+    // After its first batch (at least a millisecond) the sweep would wait 9,999 times as long.
+    const stop = scheduleRetentionSweeps(internalsOf(akter), log, { everyMs: 1, dutyCycle: 0.0001 })
+    const deadline = Date.now() + 10_000
+    while ((await run.status()).status !== "unknown") {
+      if (Date.now() > deadline) throw new Error("the scheduled sweep never deleted the execution")
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    const stoppedAt = performance.now()
+    stop()
+    while (lines.length === 0) {
+      if (performance.now() - stoppedAt > 2_000) throw new Error("the sweep went on after stop")
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(lines).toMatchObject([{ message: "retention sweep", executions: 1, skipped: true }])
+  } finally {
     await akter.close()
   }
 })
