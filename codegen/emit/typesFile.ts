@@ -9,7 +9,7 @@ import { hasObjectParts } from "../manifest/typeParts.js"
 import { objectProperties, typeScriptType, type TypeNames } from "./typeScriptType.js"
 import {
   keywordType,
-  methodCall,
+  call,
   property,
   readonlyArrayType,
   recordType,
@@ -80,14 +80,15 @@ export const typesModule = (plan: OwnerPlan): ModuleBuilder => {
   }
   for (const declaration of plan.types) declareType(module, declaration, names, z)
   if (plan.errors.length > 0) {
-    const data = module.importValue("effect", "Data", "EffectData")
+    // From effect's Data module, not its index: importing `effect` loads every module it has.
+    const taggedError = module.importValue("effect/Data", "TaggedError", "EffectTaggedError")
     for (const error of plan.errors) {
       const payload = typeScriptType(error.payload, names)
       const empty = payload.kind === "objectType" && payload.members.length === 0
       module.emptyClass(
         error.name,
         {
-          expression: methodCall(data, "TaggedError", [stringValue(error.name)]),
+          expression: call(taggedError, [stringValue(error.name)]),
           typeArguments: empty ? [] : [payload],
         },
         error.docs,

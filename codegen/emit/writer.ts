@@ -37,7 +37,7 @@ export interface MethodDeclaration {
   readonly docs?: string | undefined
 }
 
-/** `extends Data.TaggedError("OutOfStock")<{ readonly sku: Sku }>`: a class and its type arguments. */
+/** `extends TaggedError("OutOfStock")<{ readonly sku: Sku }>`: a class and its type arguments. */
 export interface Heritage {
   readonly expression: ValueSyntax
   readonly typeArguments: readonly TypeSyntax[]

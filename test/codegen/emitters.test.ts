@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterEach, describe, expect, it } from "vitest"
 import { emitProject } from "../../codegen/emit/emitProject.js"
@@ -149,6 +149,21 @@ describe("the generated types and schemas of manifests/order.yaml", () => {
     expect(new PaymentMissing()._tag).toBe("PaymentMissing")
   })
 
+  it("import effect's modules, not its index, for values: importing `effect` loads every module it has", () => {
+    const generated = join(REPO, "generated")
+    const valueImportsOfEffect = readdirSync(generated, { recursive: true, encoding: "utf8" })
+      .filter((path) => path.endsWith(".ts"))
+      .flatMap(
+        (path) =>
+          readFileSync(join(generated, path), "utf8").match(/^import \{[^}]*\} from "effect"$/gm) ??
+          [],
+      )
+    expect(valueImportsOfEffect).toEqual([])
+    expect(readFileSync(join(generated, "order", "types.ts"), "utf8")).toContain(
+      'import { TaggedError } from "effect/Data"',
+    )
+  })
+
   it("have a JSON Schema document with a definition per type and per error", () => {
     const document = JSON.parse(
       readFileSync(join(REPO, "generated/order/schemas.json"), "utf8"),
@@ -253,6 +268,7 @@ describe("names in generated code", () => {
       "types:",
       "  Data: { value: json, tags: { record: string } }",
       '  Record: { data: Data, list: "Data[]" }',
+      "  TaggedError: { code: string }",
       "events:",
       "  Option: { found: Record }",
       "  Effect: { count: integer }",
@@ -262,6 +278,7 @@ describe("names in generated code", () => {
       "  run:",
       "    input: { data: Data }",
       "    output: { found?: Record }",
+      "    errors: { Refused: { why: TaggedError } }",
       "    steps:",
       "      work: { kind: activity, input: { found: Record }, output: { data: Data } }",
       "      option: { kind: wait, event: Option, timeout: 1h }",
@@ -308,6 +325,10 @@ describe("names in generated code", () => {
     const types = project.read("generated/clash/types.ts")
     expect(types).toContain("export type Json =")
     expect(types).toContain("readonly tags: { readonly [key: string]: string }")
+    expect(types).toContain('import { TaggedError as EffectTaggedError } from "effect/Data"')
+    expect(types).toContain(
+      'export class Refused extends EffectTaggedError("Refused")<{ readonly why: TaggedError }> {}',
+    )
     expect(
       errorsUnder(typeCheck([join(project.root, "generated/index.ts")]), project.root),
     ).toEqual([])
