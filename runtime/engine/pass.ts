@@ -6,13 +6,15 @@
  * under the owner lock), abandoned (lost the right to write, or drained: nothing more recorded), or
  * left alone as incompatible.
  *
- * A pass that suspends on a timer due soon may wait in memory instead of ending (its runner's
- * `Residency`): the suspend is written all the same, so the database holds the truth and a crash
- * loses nothing, and the body stays where it parked. When the timer is due the runner resumes it —
- * no claim, no replay — and the pass goes on as if it had never stopped; its next write sets the
- * execution running again, behind the same fence. Anything else that reaches a waiting pass (a
- * claim of its timer, an interrupt, a lost lease, a drain) ends it as suspended, as written, and a
- * new pass takes the execution up from the record.
+ * A pass that suspends on a timer due soon, or on events alone, may wait in memory instead of
+ * ending (its runner's `Residency`): the suspend is written all the same, so the database holds the
+ * truth and a crash loses nothing, and the body stays where it parked. When the timer is due the
+ * runner resumes it — no claim, no replay — and when a claim of its timer comes (an emit, an
+ * interrupt, a child's finish poked it) the claim resumes it instead of starting a new pass: its
+ * parked steps re-check (a wait scans the log again, the interrupt flag is re-read), and it goes on
+ * as if it had never stopped; its next write sets the execution running again, behind the same
+ * fence. A deadline, a lost lease, a drain or the runner's limit on waiting end it as suspended, as
+ * written, and a new pass takes the execution up from the record.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -113,14 +115,23 @@ export interface PassServices {
  * timers decide): it is resumed when the timer is due, without a claim or a replay.
  */
 export interface Residency {
-  /** Asked before the suspend: whether a pass of this owner suspending until `dueAtMs` may wait. */
-  mayWait(owner: OwnerPlacement, dueAtMs: number): boolean
   /**
-   * The pass suspended, its timer armed at `dueAtMs` (the database's clock): it waits in memory,
-   * holding no slot, until `resume` is called; false when it may not wait after all.
+   * Asked before the suspend: whether a pass of this owner suspending until `dueAtMs` (null: until
+   * an event) may wait.
    */
-  enter(owner: OwnerPlacement, executionId: string, dueAtMs: number, resume: () => void): boolean
-  /** A waiting pass ended before its resume (a claim of its timer, a lost lease, a drain). */
+  mayWait(owner: OwnerPlacement, dueAtMs: number | null): boolean
+  /**
+   * The pass suspended, its timer armed at `dueAtMs` (the database's clock; null: none, only an
+   * event makes it due): it waits in memory, holding no slot, until `resume` is called or a claim
+   * of its timer resumes it (`PassControl.claimed`); false when it may not wait after all.
+   */
+  enter(
+    owner: OwnerPlacement,
+    executionId: string,
+    dueAtMs: number | null,
+    resume: () => void,
+  ): boolean
+  /** A waiting pass ended before its resume (a deadline, a lost lease, a drain, its time up). */
   left(executionId: string): void
 }
 
@@ -135,6 +146,11 @@ export class LeaseExpired extends Error {
 export interface PassControl {
   /** Parked steps re-check (an event, a due time); the interrupt flag is re-read. */
   wake(): void
+  /**
+   * A claim of the execution's timer, which the row had been poked `pokes` times: a pass waiting in
+   * memory resumes for it, as a new pass would start (true); otherwise false, and nothing changes.
+   */
+  claimed(pokes: number): boolean
   /** Ends the pass recording nothing more (drain, lost lease). */
   abandon(reason: string): void
 }
@@ -215,6 +231,7 @@ export const runPass = async (
       woken = true
       live?.wake()
     },
+    claimed: (pokes) => live?.claimed(pokes) ?? false,
     abandon: (reason) => {
       abandonedFor = reason
       live?.abandon(reason)
@@ -398,15 +415,16 @@ export const runPass = async (
     Effect.runFork(Fiber.interrupt(outer))
   }
   // Waiting in memory: `suspending` while the suspend is written with the body held where it
-  // parked, `waiting` once the runner keeps the pass for its timer.
-  let residence: "running" | "suspending" | "waiting" = "running"
+  // parked, `waiting` once the runner keeps the pass for its timer, `resuming` while a claim that
+  // resumes it re-reads the interrupt flag (nothing is written meanwhile).
+  let residence: "running" | "suspending" | "waiting" | "resuming" = "running"
   let dismissed = false
   let written: PassOutcome | undefined
   const { residency } = services
-  /** Anything but the pass's own timer reached a waiting pass: it ends with its suspend. */
+  /** A deadline, a lost lease or a drain reached a waiting pass: it ends with its suspend. */
   const dismiss = () => {
     dismissed = true
-    if (residence !== "waiting") return
+    if (residence !== "waiting" && residence !== "resuming") return
     residence = "running"
     residency?.left(executionId)
     end({ kind: "suspended", outcome: written! })
@@ -441,7 +459,7 @@ export const runPass = async (
     writer.patchExecution({ status: "running" })
     state.release()
   }
-  const waitInMemory = async (parked: ReadonlyMap<string, Parked>, due: number) => {
+  const waitInMemory = async (parked: ReadonlyMap<string, Parked>, due: number | null) => {
     residence = "suspending"
     dismissed = false
     state.hold()
@@ -454,7 +472,7 @@ export const runPass = async (
     if (
       dismissed ||
       ending !== undefined ||
-      outcome.dueAtMs === null ||
+      (outcome.dueAtMs === null) !== (due === null) ||
       !residency!.enter(owner, executionId, outcome.dueAtMs, resume)
     ) {
       residence = "running"
@@ -470,8 +488,7 @@ export const runPass = async (
     if (
       residency !== undefined &&
       !guest &&
-      due !== null &&
-      (deadline === null || due < deadline) &&
+      (deadline === null || (due !== null && due < deadline)) &&
       residency.mayWait(owner, due)
     ) {
       void waitInMemory(parked, due)
@@ -493,6 +510,29 @@ export const runPass = async (
       state.wake()
     },
     abandon: (reason) => (residence === "running" ? end({ kind: "abandon", reason }) : dismiss()),
+    claimed: (pokes) => {
+      if (residence !== "waiting" || ending !== undefined) return false
+      // Every emit or interrupt that poked the row before this claim is committed. The interrupt
+      // flag is read first, and then the parked steps re-check (waits scan the log again): only
+      // then has the pass answered those pokes, so a suspend after it may let the timer go.
+      residence = "resuming"
+      readExecutionState(db, owner.routingKey, executionId).then(
+        (current) => {
+          if (residence !== "resuming" || ending !== undefined) return
+          residence = "running"
+          writer.patchExecution({ status: "running" })
+          state.pokesSeen = Math.max(state.pokesSeen, pokes)
+          if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
+          else if (state.deadlinePassed()) deadlineInterrupt()
+          state.release()
+          state.wake()
+        },
+        // The claim moved the timer a recovery interval ahead: the pass ends as suspended, and
+        // the timer brings it back.
+        () => dismiss(),
+      )
+      return true
+    },
   }
   if (abandonedFor !== undefined) end({ kind: "abandon", reason: abandonedFor })
   if (woken) live.wake()
@@ -794,14 +834,14 @@ const suspend = async (
     sql<number>`CASE WHEN ${seen} THEN ${nowMs(internals.clock)} ELSE ${earliest}::bigint END`,
     {
       when: sql`${fenced} AND (${seen} OR ${earliest}::bigint IS NOT NULL)`,
-      pokesSeen: state.execution.pokes,
+      pokesSeen: state.pokesSeen,
     },
   )
   parts.push(
     armed,
     deleteTimerPart(state.routingKey, state.executionId, {
       when: sql`${fenced} AND NOT ${seen} AND ${earliest}::bigint IS NULL`,
-      pokesSeen: state.execution.pokes,
+      pokesSeen: state.pokesSeen,
     }),
   )
   try {

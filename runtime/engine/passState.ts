@@ -47,6 +47,11 @@ export class PassState {
   readonly traceparent: unknown
   cursor: number
   /**
+   * The pokes of the execution's timer this pass has answered: its suspend keeps the timer due if
+   * a poke came since. A claim that resumes a pass waiting in memory raises it (engine/pass.ts).
+   */
+  pokesSeen: number
+  /**
    * When the execution is interrupted if still open; null: it has no deadline. A start this pass
    * records replaces its estimate with the recorded one.
    */
@@ -79,6 +84,7 @@ export class PassState {
     steps: readonly StepRow[],
   ) {
     this.cursor = execution.event_cursor
+    this.pokesSeen = Number(execution.pokes)
     this.deadlineAtMs = execution.deadline_at_ms
     // A flag without a cause was asked for before deadlines existed (migration 0010): a request.
     this.interruptCause = execution.interrupt

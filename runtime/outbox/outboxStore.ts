@@ -177,6 +177,8 @@ export interface ClaimedRow {
   readonly wanted: boolean
   /** How long past its due time the row was claimed, by the database clock. */
   readonly lagMs: number
+  /** The row's pokes when claimed: every emit or interrupt that poked it before is committed. */
+  readonly pokes: number
 }
 
 /**
@@ -204,6 +206,7 @@ const claimDueWhere = async (
     payload: Buffer | null
     wanted_hash: string | null
     lag_ms: number
+    pokes: string | number
   }>`
     WITH now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
@@ -217,7 +220,9 @@ const claimDueWhere = async (
     FROM due
     WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
     RETURNING o.routing_key::text AS routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type,
-      o.owner_id, o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms`.execute(db)
+      o.owner_id, o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms, o.pokes`.execute(
+    db,
+  )
   return rows.map((row) => ({
     routingKey: row.routing_key,
     kind: row.kind,
@@ -231,6 +236,7 @@ const claimDueWhere = async (
     payload: row.payload,
     wanted: row.wanted_hash !== null,
     lagMs: row.lag_ms,
+    pokes: Number(row.pokes),
   }))
 }
 

@@ -69,8 +69,11 @@ export class LivePasses {
     string,
     { readonly bucket: number; readonly activation: Activation }
   >()
-  /** Live passes waiting in memory for their timers: they hold no slot. */
-  private readonly waiting = new Set<string>()
+  /**
+   * Live passes waiting in memory for their timers: they hold no slot. Those waiting for an event
+   * only have a timeout, after which they end (they keep memory, and an event may be long coming).
+   */
+  private readonly waiting = new Map<string, ReturnType<typeof setTimeout> | undefined>()
   private draining = false
 
   constructor(private readonly options: LivePassesOptions) {}
@@ -90,23 +93,38 @@ export class LivePasses {
     return this.live.has(executionId)
   }
 
-  /** The execution's pass waits in memory for its timer: its slot is free. */
-  waits(executionId: string): void {
-    if (this.live.has(executionId)) this.waiting.add(executionId)
+  /**
+   * The execution's pass waits in memory for its timer: its slot is free. Given `endAfterMs` (a
+   * pass waiting for an event, with no timer), it ends after that long if nothing resumed it.
+   */
+  waits(executionId: string, endAfterMs?: number): void {
+    const entry = this.live.get(executionId)
+    if (entry === undefined) return
+    const timeout =
+      endAfterMs === undefined
+        ? undefined
+        : setTimeout(() => entry.control?.abandon("waited in memory long enough"), endAfterMs)
+    this.waiting.set(executionId, timeout)
   }
 
   /** The execution's waiting pass runs again (resumed), or ends (dismissed): it takes its slot. */
   stopsWaiting(executionId: string): void {
+    clearTimeout(this.waiting.get(executionId))
     this.waiting.delete(executionId)
   }
 
   /**
-   * A claim of an execution whose pass runs here: the pass is woken and, if it suspends, replays
-   * once more. False when no pass of it runs here.
+   * A claim of an execution whose pass runs here, its row poked `pokes` times: a pass waiting in
+   * memory resumes for it; a running one is woken and, if it suspends, replays once more. False
+   * when no pass of it runs here.
    */
-  rerun(executionId: string): boolean {
+  rerun(executionId: string, pokes: number): boolean {
     const existing = this.live.get(executionId)
     if (existing === undefined) return false
+    if (this.waiting.has(executionId) && existing.control?.claimed(pokes) === true) {
+      this.stopsWaiting(executionId)
+      return true
+    }
     existing.rerun = true
     existing.control?.wake()
     return true
@@ -235,7 +253,7 @@ export class LivePasses {
       // already told what came of it ignores this.)
       start?.settled("not-taken")
       this.live.delete(executionId)
-      this.waiting.delete(executionId)
+      this.stopsWaiting(executionId)
       // After its slot is free: a caller told of the result may start its next execution here.
       internals.wakeups.passEnded(
         executionId,

@@ -25,7 +25,7 @@ import { DatabaseHealth } from "./databaseHealth.js"
 import { announceLeasesReleased, hearLeaseReleases } from "./leaseReleaseSignals.js"
 import { LeaseKeeper, type LeaseChange } from "./leases.js"
 import { LivePasses, type PassesEnded } from "./livePasses.js"
-import { LocalTimers } from "./localTimers.js"
+import { LOCAL_TIMER_HORIZON_MS, LocalTimers } from "./localTimers.js"
 import { acceptLocalStarts } from "./localStartAcceptor.js"
 import { scheduleRetentionSweeps, type RetentionSchedule } from "./retentionSweeps.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
@@ -140,9 +140,12 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     },
     health,
   )
-  /** The local time at which the database's clock reads `dueAtMs`. */
+  /**
+   * The local time by which the database's clock surely reads `dueAtMs`: the estimate, plus how far
+   * the estimate may be off, since what is kept in memory fires without the database judging it.
+   */
   const localTimeOf = (dueAtMs: number) =>
-    Date.now() + Math.max(0, dueAtMs - estimatedNow(internals.clock))
+    Date.now() + Math.max(0, dueAtMs - estimatedNow(internals.clock)) + internals.clock.skewErrorMs
   const services: PassServices = {
     internals,
     log,
@@ -159,7 +162,11 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     ),
     residency: {
       mayWait: (owner, dueAtMs) =>
-        !draining && passes.mayWait && timers.mayKeep(owner.bucket, localTimeOf(dueAtMs)),
+        !draining &&
+        passes.mayWait &&
+        (dueAtMs === null
+          ? leases.holds(owner.bucket)
+          : timers.mayKeep(owner.bucket, localTimeOf(dueAtMs))),
       enter: (owner, executionId, dueAtMs, resume) => {
         const resumed = () => {
           passes.stopsWaiting(executionId)
@@ -168,11 +175,14 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         if (
           draining ||
           !passes.mayWait ||
-          !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed)
+          (dueAtMs === null
+            ? !leases.holds(owner.bucket)
+            : !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed))
         ) {
           return false
         }
-        passes.waits(executionId)
+        // Waiting for an event (a claim of its timer resumes it), for as long as a timer is kept.
+        passes.waits(executionId, dueAtMs === null ? LOCAL_TIMER_HORIZON_MS : undefined)
         // Its slot is free: fired timers take it first, then the claim loop.
         timers.slotFreed()
         claims.passesEnded(undefined, false)
@@ -244,7 +254,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       return
     }
     timers.forget(row.id)
-    if (passes.rerun(row.id)) return
+    if (passes.rerun(row.id, row.pokes)) return
     const owner = {
       tenant: row.tenant,
       ownerType: row.ownerType,

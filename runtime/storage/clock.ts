@@ -11,20 +11,41 @@ export interface DatabaseClock {
   offsetMs: number
   /** Database time minus local time, measured at open: lets a runner estimate `now` without a query. */
   skewMs: number
+  /**
+   * How far `skewMs` may be off: half the round trip of the reading it came from. Something done
+   * from memory at a due time of the database's clock waits this much longer, so it is never early.
+   */
+  skewErrorMs: number
 }
 
-export const makeClock = (): DatabaseClock => ({ offsetMs: 0, skewMs: 0 })
+export const makeClock = (): DatabaseClock => ({ offsetMs: 0, skewMs: 0, skewErrorMs: 0 })
+
+/** Readings of the database's clock at open; the one with the shortest round trip is kept. */
+const SKEW_READINGS = 3
 
 /** The database's `now` in epoch milliseconds, as an SQL expression. */
 export const nowMs = (clock: DatabaseClock): RawBuilder<number> =>
   sql<number>`akter.now_ms(${clock.offsetMs}::bigint)`
 
-/** Measures the skew between this process and the database. */
+/**
+ * Measures the skew between this process and the database: of a few readings, the one with the
+ * shortest round trip, whose midpoint is the tightest estimate.
+ */
 export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<void> => {
-  const before = Date.now()
-  const { rows } = await sql<{ now: number }>`SELECT akter.now_ms(0) AS now`.execute(db)
-  const after = Date.now()
-  clock.skewMs = rows[0]!.now - Math.round((before + after) / 2)
+  let best: { skewMs: number; roundTripMs: number } | undefined
+  for (let reading = 0; reading < SKEW_READINGS; reading++) {
+    const before = performance.now()
+    const { rows } = await sql<{ now: number }>`SELECT akter.now_ms(0) AS now`.execute(db)
+    const after = performance.now()
+    const localMidpoint = Date.now() - (after - before) / 2
+    const roundTripMs = after - before
+    if (best === undefined || roundTripMs < best.roundTripMs) {
+      best = { skewMs: Number(rows[0]!.now) - localMidpoint, roundTripMs }
+    }
+  }
+  clock.skewMs = Math.round(best!.skewMs)
+  // Whole milliseconds on both clocks: one more for the rounding.
+  clock.skewErrorMs = Math.ceil(best!.roundTripMs / 2) + 1
 }
 
 /** The local estimate of the database's `now` (offset included), good to a few milliseconds. */

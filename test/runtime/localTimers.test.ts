@@ -6,8 +6,9 @@
  * that takes its buckets, each sleep settled and each execution finished once, as the write-audit
  * triggers saw it. A pass parked on a short sleep waits in memory (engine/pass.ts `Residency`): its
  * suspend is written, it holds no slot, and it resumes where it parked with no claim and no replay;
- * an interrupt reaching it ends it, and a new pass records the interrupt from the record. (A runner
- * killed with SIGKILL while keeping timers: test/crash/localTimersKill.)
+ * a claim of its timer (an interrupt, an emit its wait reads) resumes it too, and one parked on a
+ * wait alone ends after the horizon. (A runner killed with SIGKILL while keeping timers:
+ * test/crash/localTimersKill.)
  */
 import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
@@ -41,6 +42,8 @@ const registration = await registrationFromYaml(
   `
 akter: 1
 owner: Napper
+events:
+  Ping: { n: integer }
 workflows:
   nap:
     input: { ms: integer }
@@ -48,6 +51,10 @@ workflows:
     steps:
       nap: { kind: sleep }
       after: { kind: activity, output: { key: string } }
+  listen:
+    output: { n: integer }
+    steps:
+      ping: { kind: wait, event: Ping }
 `,
   "manifests/napper.yaml",
 )
@@ -161,7 +168,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     })
   })
 
-  it("ends a waiting pass that an interrupt reaches: a new pass records the interrupt, the sleep never settles", async () => {
+  it("resumes a waiting pass for the claim an interrupt makes: it records the interrupt, the sleep never settles", async () => {
     await withRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS }, async () => {
       const run = await client().nap.start(`o-${randomUUID().slice(0, 8)}`, { ms: 5_000 })
       const id = run.executionId as string
@@ -170,10 +177,10 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       await run.interrupt()
       const result = await run.result({ timeout: "20 seconds" })
       expect(result).toMatchObject({ _tag: "Interrupted" })
-      // Well before the sleep was due: the interrupt's claim ended the waiting pass.
+      // Well before the sleep was due: the interrupt's claim resumed the waiting pass.
       expect(Date.now() - askedAt).toBeLessThan(4_000)
-      // The waiting pass and the pass that recorded the interrupt: the body ran from its start twice.
-      expect(bodyRuns.get(id)).toBe(2)
+      // The waiting pass itself recorded the interrupt: the body ran from its start once.
+      expect(bodyRuns.get(id)).toBe(1)
       expect(wokeAt.has(id)).toBe(false)
       expect(afterRuns.has(id)).toBe(false)
       const audit = await readWriteAudit(db())
@@ -181,6 +188,58 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       expect(audit.duplicateFinishes).toEqual([])
     })
   })
+
+  const listenRuns = new Map<string, number>()
+  const listen = implementWorkflow(registration, "listen", {
+    activities: {},
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    body: (_: undefined, wf: any) =>
+      Effect.gen(function* () {
+        const id = wf.executionId as string
+        yield* Effect.sync(() => void listenRuns.set(id, (listenRuns.get(id) ?? 0) + 1))
+        const ping = (yield* wf.ping() as Effect.Effect<{ n: number }>) as { n: number }
+        return { n: ping.n }
+      }),
+  })
+
+  it("resumes a pass parked on a wait in memory when its event's claim comes: one body run", async () => {
+    await withRunner({ akter, workflows: [nap, listen], pollMs: NO_POLL_MS }, async (runner) => {
+      const owner = `o-${randomUUID().slice(0, 8)}`
+      const run = await client().listen.start(owner)
+      const id = run.executionId as string
+      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      // Parked on an event alone: the suspend removed the timer; the pass holds no slot.
+      expect(await timerOf(id)).toBeUndefined()
+      expect(runner.live).toBe(0)
+      await client().emit(owner, "Ping", { n: 7 })
+      expect(await run.result({ timeout: "20 seconds" })).toEqual({
+        _tag: "Success",
+        value: { n: 7 },
+      })
+      expect(listenRuns.get(id)).toBe(1)
+      const audit = await readWriteAudit(db())
+      expect(settledThenFinished(["ping#1"])).toContainEqual(settlesOf(audit, id))
+      expect(audit.duplicateFinishes).toEqual([])
+    })
+  })
+
+  it("ends a pass that waited in memory for an event past the horizon; the event's claim replays it", async () => {
+    await withRunner({ akter, workflows: [nap, listen], pollMs: NO_POLL_MS }, async (runner) => {
+      const owner = `o-${randomUUID().slice(0, 8)}`
+      const run = await client().listen.start(owner)
+      const id = run.executionId as string
+      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      await sleep(LOCAL_TIMER_HORIZON_MS + 500)
+      await client().emit(owner, "Ping", { n: 8 })
+      expect(await run.result({ timeout: "20 seconds" })).toEqual({
+        _tag: "Success",
+        value: { n: 8 },
+      })
+      // The pass that waited ended at the horizon; the emit's claim started a new one.
+      expect(listenRuns.get(id)).toBe(2)
+      expect(runner.live).toBe(0)
+    })
+  }, 30_000)
 
   /** An owner whose bucket no other test uses, and its timer armed `offsetMs` from now. */
   const usedBuckets = new Set<number>()
