@@ -23,6 +23,14 @@ import type { ClaimedTimer, TimerHandBack } from "./timerHandBack.js"
  */
 export const WAITING_PASS_LIMIT = 2_000
 
+/**
+ * Of those, at most this many wait for an event alone (no timer), each for at most
+ * `EVENT_WAIT_MS`: an event may be long coming, and a waiting pass holds some 25 KB, so only the
+ * answers that come soon (a reply, a confirmation) are worth the memory.
+ */
+export const EVENT_WAITING_LIMIT = 256
+export const EVENT_WAIT_MS = 2_000
+
 /** Why a runner abandons the live passes of a bucket whose lease it lost. */
 const LEASE_LOST = "bucket lease lost"
 
@@ -84,9 +92,13 @@ export class LivePasses {
   }
 
   /** Whether one more pass may wait in memory. */
-  get mayWait(): boolean {
-    return !this.draining && this.waiting.size < WAITING_PASS_LIMIT
+  mayWait(forEventOnly: boolean): boolean {
+    if (this.draining || this.waiting.size >= WAITING_PASS_LIMIT) return false
+    return !forEventOnly || this.eventWaiting < EVENT_WAITING_LIMIT
   }
+
+  /** Passes waiting for an event alone: those with a time limit. */
+  private eventWaiting = 0
 
   /** Executions with a live pass, running or waiting. */
   has(executionId: string): boolean {
@@ -100,16 +112,23 @@ export class LivePasses {
   waits(executionId: string, endAfterMs?: number): void {
     const entry = this.live.get(executionId)
     if (entry === undefined) return
+    this.stopsWaiting(executionId)
     const timeout =
       endAfterMs === undefined
         ? undefined
         : setTimeout(() => entry.control?.abandon("waited in memory long enough"), endAfterMs)
+    if (timeout !== undefined) this.eventWaiting += 1
     this.waiting.set(executionId, timeout)
   }
 
   /** The execution's waiting pass runs again (resumed), or ends (dismissed): it takes its slot. */
   stopsWaiting(executionId: string): void {
-    clearTimeout(this.waiting.get(executionId))
+    if (!this.waiting.has(executionId)) return
+    const timeout = this.waiting.get(executionId)
+    if (timeout !== undefined) {
+      clearTimeout(timeout)
+      this.eventWaiting -= 1
+    }
     this.waiting.delete(executionId)
   }
 

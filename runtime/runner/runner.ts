@@ -24,8 +24,8 @@ import { ClaimLoop } from "./claimLoop.js"
 import { DatabaseHealth } from "./databaseHealth.js"
 import { announceLeasesReleased, hearLeaseReleases } from "./leaseReleaseSignals.js"
 import { LeaseKeeper, type LeaseChange } from "./leases.js"
-import { LivePasses, type PassesEnded } from "./livePasses.js"
-import { LOCAL_TIMER_HORIZON_MS, LocalTimers } from "./localTimers.js"
+import { EVENT_WAIT_MS, LivePasses, type PassesEnded } from "./livePasses.js"
+import { LocalTimers } from "./localTimers.js"
 import { acceptLocalStarts } from "./localStartAcceptor.js"
 import { scheduleRetentionSweeps, type RetentionSchedule } from "./retentionSweeps.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
@@ -163,7 +163,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     residency: {
       mayWait: (owner, dueAtMs) =>
         !draining &&
-        passes.mayWait &&
+        passes.mayWait(dueAtMs === null) &&
         (dueAtMs === null
           ? leases.holds(owner.bucket)
           : timers.mayKeep(owner.bucket, localTimeOf(dueAtMs))),
@@ -174,15 +174,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         }
         if (
           draining ||
-          !passes.mayWait ||
+          !passes.mayWait(dueAtMs === null) ||
           (dueAtMs === null
             ? !leases.holds(owner.bucket)
             : !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed))
         ) {
           return false
         }
-        // Waiting for an event (a claim of its timer resumes it), for as long as a timer is kept.
-        passes.waits(executionId, dueAtMs === null ? LOCAL_TIMER_HORIZON_MS : undefined)
+        // Waiting for an event alone (a claim of its timer resumes it), for a short while.
+        passes.waits(executionId, dueAtMs === null ? EVENT_WAIT_MS : undefined)
         // Its slot is free: fired timers take it first, then the claim loop.
         timers.slotFreed()
         claims.passesEnded(undefined, false)

@@ -7,7 +7,7 @@
  * triggers saw it. A pass parked on a short sleep waits in memory (engine/pass.ts `Residency`): its
  * suspend is written, it holds no slot, and it resumes where it parked with no claim and no replay;
  * a claim of its timer (an interrupt, an emit its wait reads) resumes it too, and one parked on a
- * wait alone ends after the horizon. (A runner killed with SIGKILL while keeping timers:
+ * wait alone ends after `EVENT_WAIT_MS`. (A runner killed with SIGKILL while keeping timers:
  * test/crash/localTimersKill.)
  */
 import { randomUUID } from "node:crypto"
@@ -24,6 +24,7 @@ import {
 } from "../../runtime/outbox/outboxStore.js"
 import { placeOwner, type OwnerPlacement } from "../../runtime/owners/routing.js"
 import { LOCAL_TIMER_HORIZON_MS, LocalTimers } from "../../runtime/runner/localTimers.js"
+import { EVENT_WAIT_MS } from "../../runtime/runner/livePasses.js"
 import { startRunner } from "../../runtime/runner/runner.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
@@ -223,19 +224,19 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     })
   })
 
-  it("ends a pass that waited in memory for an event past the horizon; the event's claim replays it", async () => {
+  it("ends a pass that waited in memory for an event past EVENT_WAIT_MS; the event's claim replays it", async () => {
     await withRunner({ akter, workflows: [nap, listen], pollMs: NO_POLL_MS }, async (runner) => {
       const owner = `o-${randomUUID().slice(0, 8)}`
       const run = await client().listen.start(owner)
       const id = run.executionId as string
       await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
-      await sleep(LOCAL_TIMER_HORIZON_MS + 500)
+      await sleep(EVENT_WAIT_MS + 500)
       await client().emit(owner, "Ping", { n: 8 })
       expect(await run.result({ timeout: "20 seconds" })).toEqual({
         _tag: "Success",
         value: { n: 8 },
       })
-      // The pass that waited ended at the horizon; the emit's claim started a new one.
+      // The pass that waited ended after EVENT_WAIT_MS; the emit's claim started a new one.
       expect(listenRuns.get(id)).toBe(2)
       expect(runner.live).toBe(0)
     })
