@@ -51,6 +51,7 @@ import {
   awaitingParentPart,
   finishExecutionPart,
   readExecutionState,
+  type ExecutionState,
   type ExecutionStateReader,
   type GroupOfExecutions,
   type SnapshotReader,
@@ -452,12 +453,21 @@ export const runPass = async (
   const stopDeadlineWatch = watchDeadline(state, () => deadlineInterrupt())
   writer.onBroken = (cause) => end({ kind: "abandon", reason: `write failed: ${String(cause)}` })
 
-  const resume = () => {
-    if (residence !== "waiting" || ending !== undefined) return
+  /** A waiting pass runs again where it parked. */
+  const runAgain = () => {
     residence = "running"
     // The suspend set it suspended; the pass's next write, behind the same fence, undoes that.
     writer.patchExecution({ status: "running" })
     state.release()
+  }
+  const resume = () => {
+    if (residence !== "waiting" || ending !== undefined) return
+    runAgain()
+  }
+  /** What the execution's row says of an interrupt, or the clock of the deadline, acted on. */
+  const answerInterrupt = (current: ExecutionState | undefined) => {
+    if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
+    else if (state.deadlinePassed()) deadlineInterrupt()
   }
   const waitInMemory = async (parked: ReadonlyMap<string, Parked>, due: number | null) => {
     residence = "suspending"
@@ -500,10 +510,7 @@ export const runPass = async (
     wake: () => {
       if (residence !== "running") return dismiss()
       readExecutionState(db, owner.routingKey, executionId)
-        .then((current) => {
-          if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
-          else if (state.deadlinePassed()) deadlineInterrupt()
-        })
+        .then(answerInterrupt)
         .catch(() => {
           if (state.deadlinePassed()) deadlineInterrupt()
         })
@@ -519,12 +526,9 @@ export const runPass = async (
       readExecutionState(db, owner.routingKey, executionId).then(
         (current) => {
           if (residence !== "resuming" || ending !== undefined) return
-          residence = "running"
-          writer.patchExecution({ status: "running" })
+          runAgain()
           state.pokesSeen = Math.max(state.pokesSeen, pokes)
-          if (current?.interrupt === true) interruptBody(current.interrupted_by ?? "request")
-          else if (state.deadlinePassed()) deadlineInterrupt()
-          state.release()
+          answerInterrupt(current)
           state.wake()
         },
         // The claim moved the timer a recovery interval ahead: the pass ends as suspended, and

@@ -82,6 +82,8 @@ export class LivePasses {
    * only have a timeout, after which they end (they keep memory, and an event may be long coming).
    */
   private readonly waiting = new Map<string, ReturnType<typeof setTimeout> | undefined>()
+  /** Passes waiting for an event alone: those with a time limit. */
+  private eventWaiting = 0
   private draining = false
 
   constructor(private readonly options: LivePassesOptions) {}
@@ -96,9 +98,6 @@ export class LivePasses {
     if (this.draining || this.waiting.size >= WAITING_PASS_LIMIT) return false
     return !forEventOnly || this.eventWaiting < EVENT_WAITING_LIMIT
   }
-
-  /** Passes waiting for an event alone: those with a time limit. */
-  private eventWaiting = 0
 
   /** Executions with a live pass, running or waiting. */
   has(executionId: string): boolean {

@@ -16,6 +16,7 @@ import { readExecutionSnapshots, readExecutionStates } from "../engine/execution
 import { writeStepBatch } from "../engine/stepBatch.js"
 import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration } from "../model/registration.js"
+import type { OwnerPlacement } from "../owners/routing.js"
 import { claimDueTimers, type ClaimedRow } from "../outbox/outboxStore.js"
 import { WAKE_CHANNEL } from "../outbox/notifications.js"
 import { estimatedNow } from "../storage/clock.js"
@@ -146,6 +147,13 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
    */
   const localTimeOf = (dueAtMs: number) =>
     Date.now() + Math.max(0, dueAtMs - estimatedNow(internals.clock)) + internals.clock.skewErrorMs
+  /** Whether a pass of this owner suspending until `dueAtMs` (null: an event) may wait in memory. */
+  const mayWait = (owner: OwnerPlacement, dueAtMs: number | null) =>
+    !draining &&
+    passes.mayWait(dueAtMs === null) &&
+    (dueAtMs === null
+      ? leases.holds(owner.bucket)
+      : timers.mayKeep(owner.bucket, localTimeOf(dueAtMs)))
   const services: PassServices = {
     internals,
     log,
@@ -161,23 +169,16 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       readExecutionStates(internals.storage.db, keys),
     ),
     residency: {
-      mayWait: (owner, dueAtMs) =>
-        !draining &&
-        passes.mayWait(dueAtMs === null) &&
-        (dueAtMs === null
-          ? leases.holds(owner.bucket)
-          : timers.mayKeep(owner.bucket, localTimeOf(dueAtMs))),
+      mayWait,
       enter: (owner, executionId, dueAtMs, resume) => {
         const resumed = () => {
           passes.stopsWaiting(executionId)
           resume()
         }
         if (
-          draining ||
-          !passes.mayWait(dueAtMs === null) ||
-          (dueAtMs === null
-            ? !leases.holds(owner.bucket)
-            : !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed))
+          !mayWait(owner, dueAtMs) ||
+          (dueAtMs !== null &&
+            !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed))
         ) {
           return false
         }
