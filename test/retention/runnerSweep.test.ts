@@ -11,6 +11,7 @@ import { makeLogger } from "../../runtime/log.js"
 import { scheduleRetentionSweeps } from "../../runtime/runner/retentionSweeps.js"
 import { runUntilIdle, testAkter } from "../../runtime/testing/index.js"
 import { makeProbe } from "../runtime/probeWorkflows.js"
+import { waitUntil } from "../support/waitUntil.js"
 
 it("deletes a finished execution past the keep period on the runner's own schedule", async () => {
   const akter = await testAkter()
@@ -76,17 +77,16 @@ it("stops a paced sweep under way when the schedule stops, keeping what it delet
     })
     // After its first batch (at least a millisecond) the sweep would wait 9,999 times as long.
     const stop = scheduleRetentionSweeps(internalsOf(akter), log, { everyMs: 1, dutyCycle: 0.0001 })
-    const deadline = Date.now() + 10_000
-    while ((await run.status()).status !== "unknown") {
-      if (Date.now() > deadline) throw new Error("the scheduled sweep never deleted the execution")
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-    const stoppedAt = performance.now()
+    await waitUntil(
+      "the scheduled sweep deletes the execution",
+      async () => (await run.status()).status === "unknown",
+      { timeoutMs: 10_000, intervalMs: 5 },
+    )
     stop()
-    while (lines.length === 0) {
-      if (performance.now() - stoppedAt > 2_000) throw new Error("the sweep went on after stop")
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
+    await waitUntil("the sweep stops after stop", () => lines.length > 0, {
+      timeoutMs: 2_000,
+      intervalMs: 5,
+    })
     expect(lines).toMatchObject([{ message: "retention sweep", executions: 1, skipped: true }])
   } finally {
     await akter.close()
