@@ -2,7 +2,9 @@
  * The emit transaction: append the event to the owner's log and, in the same transaction, poke the
  * timers of the owner's executions waiting for it, so a wait never misses an event that committed.
  * Two statements: the first claims the command's receipt and locks the owner (reserving the
- * sequence); the second, with a snapshot taken after the lock, appends and wakes.
+ * sequence); the second, with a snapshot taken after the lock, appends and wakes. A pass of this
+ * process waiting for the event is handed the poke as soon as the emit commits, with no claim of its
+ * timer (outbox/wakeups.ts `takePoked`).
  */
 import { randomUUID } from "node:crypto"
 import { UnknownEvent } from "../errors.js"
@@ -63,26 +65,45 @@ export const emitEvent = async (
       ).execute(tx)
       const next = claimed.rows[0]?.["sequence"]
       if (next === null || next === undefined)
-        return Number(await earlierOutcome(tx, owner, commandId))
+        return { sequence: Number(await earlierOutcome(tx, owner, commandId)), poked: [] }
       // A new statement, so a new snapshot: every wait registered before the owner lock is seen.
       const appended = Number(next)
       const waiting = waitingForPart(owner, event)
+      const servedHere = internals.wakeups.servedHere(owner.bucket)
       const poked = pokeTimersPart(clock, owner, waiting.name)
-      await composeStatement(
+      const { rows } = await composeStatement(
         [
           appendEventPart(clock, owner, appended, event, encoded.stored),
           waiting,
           poked,
           completeReceiptPart(owner, commandId, String(appended)),
         ],
-        internals.storage.backend === "postgres"
-          ? notifyColumn(WAKE_CHANNEL, String(owner.bucket), { when: existsIn(poked.name) })
-          : sql`true AS notified`,
+        sql.join([
+          internals.storage.backend === "postgres"
+            ? notifyColumn(WAKE_CHANNEL, String(owner.bucket), {
+                // A runner here serving the bucket is woken in memory; others only for executions
+                // wanting a manifest it may not run.
+                when: servedHere
+                  ? sql`EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)`
+                  : existsIn(poked.name),
+              })
+            : sql`true AS notified`,
+          sql`(SELECT coalesce(json_agg(json_build_array(id, pokes)), '[]')
+            FROM ${sql.id(poked.name)}) AS poked`,
+        ]),
       ).execute(tx)
-      return appended
+      const pokedRows = rows[0]?.["poked"] as [string, number | string][] | undefined
+      return {
+        sequence: appended,
+        poked: (pokedRows ?? []).map(([executionId, pokes]) => ({
+          executionId,
+          pokes: Number(pokes),
+        })),
+      }
     })
-  const sequence = await idempotentCall(`emit ${event}`, internals, append)
+  const { sequence, poked } = await idempotentCall(`emit ${event}`, internals, append)
   faultPoint("emit.after")
-  internals.wakeups.wakeBucket(owner.bucket)
+  // A pass of this process waiting for the event answers it at once; other pokes are claimed.
+  if (!internals.wakeups.takePoked(owner.bucket, poked)) internals.wakeups.wakeBucket(owner.bucket)
   return { sequence }
 }

@@ -148,8 +148,9 @@ export interface PassControl {
   /** Parked steps re-check (an event, a due time); the interrupt flag is re-read. */
   wake(): void
   /**
-   * A claim of the execution's timer, which the row had been poked `pokes` times: a pass waiting in
-   * memory resumes for it, as a new pass would start (true); otherwise false, and nothing changes.
+   * A claim of the execution's timer, or an emit of this process that poked it, the row poked
+   * `pokes` times since: a pass waiting in memory resumes for it, as a new pass would start (true);
+   * otherwise false, and nothing changes.
    */
   claimed(pokes: number): boolean
   /** Ends the pass recording nothing more (drain, lost lease). */
@@ -416,16 +417,19 @@ export const runPass = async (
     Effect.runFork(Fiber.interrupt(outer))
   }
   // Waiting in memory: `suspending` while the suspend is written with the body held where it
-  // parked, `waiting` once the runner keeps the pass for its timer, `resuming` while a claim that
-  // resumes it re-reads the interrupt flag (nothing is written meanwhile).
-  let residence: "running" | "suspending" | "waiting" | "resuming" = "running"
+  // parked, `waiting` once the runner keeps the pass for its timer.
+  let residence: "running" | "suspending" | "waiting" = "running"
+  /** The most pokes a resume under way answers (`state.pokesSeen` once it has). */
+  let answering = 0
+  /** Every branch parked while a resume's interrupt read was out: they re-check once it is back. */
+  let quiescentWhileAnswering = false
   let dismissed = false
   let written: PassOutcome | undefined
   const { residency } = services
   /** A deadline, a lost lease or a drain reached a waiting pass: it ends with its suspend. */
   const dismiss = () => {
     dismissed = true
-    if (residence !== "waiting" && residence !== "resuming") return
+    if (residence !== "waiting") return
     residence = "running"
     residency?.left(executionId)
     end({ kind: "suspended", outcome: written! })
@@ -483,6 +487,9 @@ export const runPass = async (
       dismissed ||
       ending !== undefined ||
       (outcome.dueAtMs === null) !== (due === null) ||
+      // The timer stayed due sooner (an event the waits did not see, a poke not answered): a
+      // claim brings a new pass to it.
+      (outcome.dueAtMs !== null && due !== null && outcome.dueAtMs < due) ||
       !residency!.enter(owner, executionId, outcome.dueAtMs, resume)
     ) {
       residence = "running"
@@ -492,6 +499,11 @@ export const runPass = async (
   }
   // Parked steps leave `state.parked` once interrupted, so what they parked on is taken first.
   state.onQuiescent = () => {
+    // A suspend now would not count the pokes the resume answers, and keep the timer due.
+    if (answering > state.pokesSeen) {
+      quiescentWhileAnswering = true
+      return
+    }
     const parked = new Map(state.parked)
     const due = state.earliestDue()
     const deadline = state.interrupting ? null : state.deadlineAtMs
@@ -519,21 +531,25 @@ export const runPass = async (
     abandon: (reason) => (residence === "running" ? end({ kind: "abandon", reason }) : dismiss()),
     claimed: (pokes) => {
       if (residence !== "waiting" || ending !== undefined) return false
-      // Every emit or interrupt that poked the row before this claim is committed. The interrupt
-      // flag is read first, and then the parked steps re-check (waits scan the log again): only
-      // then has the pass answered those pokes, so a suspend after it may let the timer go.
-      residence = "resuming"
+      // Every emit or interrupt that poked the row before now is committed. The parked steps
+      // re-check (waits scan the log again) while the interrupt flag is read: once it is back,
+      // every re-check started after those pokes, so the pass has answered them and a suspend
+      // after it may let the timer go. Until then a suspend keeps the timer due.
+      answering = Math.max(answering, pokes)
+      runAgain()
+      state.wake()
       readExecutionState(db, owner.routingKey, executionId).then(
         (current) => {
-          if (residence !== "resuming" || ending !== undefined) return
-          runAgain()
+          if (ending !== undefined) return
           state.pokesSeen = Math.max(state.pokesSeen, pokes)
           answerInterrupt(current)
-          state.wake()
+          if (quiescentWhileAnswering) {
+            quiescentWhileAnswering = false
+            state.wake()
+          }
         },
-        // The claim moved the timer a recovery interval ahead: the pass ends as suspended, and
-        // the timer brings it back.
-        () => dismiss(),
+        // The row stays due (poked, or claimed a recovery interval ahead): a new pass answers it.
+        (error: unknown) => end({ kind: "abandon", reason: `resume failed: ${String(error)}` }),
       )
       return true
     },

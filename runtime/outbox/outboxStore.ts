@@ -56,7 +56,9 @@ export const armTimerPart = (
 
 /**
  * Pokes the timers of the executions a part of the statement selected (`execution_id`), due now: an
- * emit waking its waits. A suspend racing it keeps a poked timer due.
+ * emit waking its waits. A suspend racing it keeps a poked timer due. Returns each poked timer's
+ * execution, its count of pokes (a pass of this process waiting for it answers them, see
+ * outbox/wakeups.ts `takePoked`) and whether it wants a manifest some other runner serves.
  */
 export const pokeTimersPart = (
   clock: DatabaseClock,
@@ -72,7 +74,7 @@ export const pokeTimersPart = (
       FROM ${sql.id(executions)}
       ON CONFLICT (routing_key, kind, id) DO UPDATE
         SET due_at_ms = EXCLUDED.due_at_ms, pokes = akter.outbox.pokes + 1, attempts = 0
-      RETURNING id`,
+      RETURNING id, pokes, wanted_hash IS NOT NULL AS wanted`,
   )
 
 /**

@@ -8,6 +8,20 @@
 
 type Listener<A> = (value: A) => void
 
+/** A timer an emit of this process poked, and how many pokes its row counts since. */
+export interface PokedTimer {
+  readonly executionId: string
+  readonly pokes: number
+}
+
+/** A runner of this process, as an emit here sees it. */
+export interface PokeTaker {
+  /** Whether it serves the bucket (leases it and is not draining): its polls find what is due there. */
+  serves(bucket: number): boolean
+  /** Answers a poke of the timer when a pass of it is live here; true when it did. */
+  take(bucket: number, poked: PokedTimer): boolean
+}
+
 /**
  * Told when an execution's result is known in this process: the encoded result when a pass here
  * recorded it, nothing when it finished elsewhere (or a pass here ended without finishing it) and
@@ -18,6 +32,7 @@ type FinishedListener = (result?: Buffer) => void
 export class Wakeups {
   private readonly bucketListeners = new Set<Listener<number>>()
   private readonly leaseListeners = new Set<() => void>()
+  private readonly pokeTakers = new Set<PokeTaker>()
   private readonly finishedListeners = new Map<string, Set<FinishedListener>>()
   private readonly passesHere = new Map<string, number>()
 
@@ -28,6 +43,42 @@ export class Wakeups {
 
   wakeBucket(bucket: number): void {
     for (const listener of this.bucketListeners) listener(bucket)
+  }
+
+  takePokes(taker: PokeTaker): () => void {
+    this.pokeTakers.add(taker)
+    return () => this.pokeTakers.delete(taker)
+  }
+
+  /**
+   * Whether a runner of this process serves the bucket: a commit making work due there then needs
+   * no NOTIFY, since no runner elsewhere holds the bucket (one that takes it over looks up its due
+   * times), only this process's wake-up.
+   */
+  servedHere(bucket: number): boolean {
+    for (const taker of this.pokeTakers) if (taker.serves(bucket)) return true
+    return false
+  }
+
+  /**
+   * An emit of this process committed pokes of these timers: a runner here whose pass of one is
+   * live (it leases the bucket) answers it at once, without claiming the timer; the row stays due
+   * until that pass's next write, so a runner that dies first loses nothing. True when every one
+   * was taken here (the bucket's poll is then not needed).
+   */
+  takePoked(bucket: number, poked: readonly PokedTimer[]): boolean {
+    let all = poked.length > 0
+    for (const timer of poked) {
+      let taken = false
+      for (const taker of this.pokeTakers) {
+        if (taker.take(bucket, timer)) {
+          taken = true
+          break
+        }
+      }
+      all &&= taken
+    }
+    return all
   }
 
   /** Runners in this process hear at once when another one gave its buckets back. */

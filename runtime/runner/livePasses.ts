@@ -13,6 +13,7 @@ import type { Logger } from "../log.js"
 import { markWanted } from "../outbox/outboxStore.js"
 import { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
+import { localNow } from "../storage/clock.js"
 import { isConnectionMessage } from "../storage/connectionErrors.js"
 import type { DatabaseHealth } from "./databaseHealth.js"
 import type { ClaimedTimer, TimerHandBack } from "./timerHandBack.js"
@@ -51,7 +52,7 @@ export interface PassesEnded {
   readonly executionId: string
   /** The owner's bucket is another runner's (see `LivePasses.run`). */
   readonly guest: boolean
-  /** The local time its timer is due, if its last pass suspended on one. */
+  /** The local time (`localNow()`) its timer is due, if its last pass suspended on one. */
   readonly dueAt: number | undefined
   /** Due work should be claimed now (a folded start was refused). */
   readonly claimNow: boolean
@@ -132,9 +133,9 @@ export class LivePasses {
   }
 
   /**
-   * A claim of an execution whose pass runs here, its row poked `pokes` times: a pass waiting in
-   * memory resumes for it; a running one is woken and, if it suspends, replays once more. False
-   * when no pass of it runs here.
+   * A claim of an execution whose pass runs here, or an emit here that poked it, its row poked
+   * `pokes` times: a pass waiting in memory resumes for it; a running one is woken and, if it
+   * suspends, replays once more. False when no pass of it runs here.
    */
   rerun(executionId: string, pokes: number): boolean {
     const existing = this.live.get(executionId)
@@ -280,7 +281,7 @@ export class LivePasses {
     }
     const dueAt =
       outcome?.kind === "suspended" && outcome.dueAtMs !== null
-        ? Date.now() + Math.max(0, outcome.dueAtMs - services.now())
+        ? localNow() + Math.max(0, outcome.dueAtMs - services.now())
         : undefined
     this.options.ended({ owner, executionId, guest, dueAt, claimNow })
   }

@@ -17,7 +17,7 @@
  */
 import type { ClaimedRow } from "../outbox/outboxStore.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { timeoutDelay } from "../storage/clock.js"
+import { localNow, timeoutDelay } from "../storage/clock.js"
 
 /** How far ahead a timer is kept in memory; later ones wait for the claim loop's polls. */
 export const LOCAL_TIMER_HORIZON_MS = 10_000
@@ -26,8 +26,14 @@ interface LocalTimer {
   readonly routingKey: string
   readonly executionId: string
   readonly bucket: number
-  /** Local time it is due. */
+  /** Local time (`localNow()`) it is due. */
   readonly dueAt: number
+  /**
+   * When it fires: a claimed timer a millisecond after `dueAt`, since the database's clock, which
+   * judges the claim, is estimated to about that; a resume at `dueAt`, which holds the estimate's
+   * uncertainty already (runner.ts `localTimeOf`).
+   */
+  readonly firesAt: number
   /** Resumes the pass waiting in memory for this timer; none: the row is claimed. */
   readonly resume: (() => void) | undefined
   timeout: ReturnType<typeof setTimeout> | undefined
@@ -75,7 +81,7 @@ export class LocalTimers {
   }
 
   /**
-   * A pass of this runner parked the execution on a timer due at `dueAt` (local time): kept in
+   * A pass of this runner parked the execution on a timer due at `dueAt` (`localNow()`): kept in
    * memory when it is due within the horizon and the lease holds until then. False when it is not
    * kept, and the claim loop's polls are to bring it.
    */
@@ -87,7 +93,7 @@ export class LocalTimers {
   mayKeep(bucket: number, dueAt: number): boolean {
     return (
       !this.stopped &&
-      dueAt - Date.now() <= LOCAL_TIMER_HORIZON_MS &&
+      dueAt - localNow() <= LOCAL_TIMER_HORIZON_MS &&
       this.options.holds(bucket) &&
       dueAt < this.options.leaseValidUntil()
     )
@@ -120,13 +126,27 @@ export class LocalTimers {
       executionId,
       bucket: owner.bucket,
       dueAt,
+      firesAt: resume === undefined ? dueAt + 1 : dueAt,
       resume,
       timeout: undefined,
     }
-    // A millisecond late: the database's clock, which judges the claim, is estimated to a few.
-    timer.timeout = setTimeout(() => this.fire(timer), timeoutDelay(dueAt - Date.now() + 1))
+    this.schedule(timer)
     this.kept.set(executionId, timer)
     return true
+  }
+
+  /**
+   * Node counts a timer's delay from a whole millisecond, so it may fire up to one early: one that
+   * does waits the rest.
+   */
+  private schedule(timer: LocalTimer): void {
+    timer.timeout = setTimeout(
+      () => {
+        if (localNow() < timer.firesAt) this.schedule(timer)
+        else this.fire(timer)
+      },
+      timeoutDelay(Math.ceil(timer.firesAt - localNow())),
+    )
   }
 
   /** The execution's timer is in other hands (a claim of the poll took it, a pass runs it). */

@@ -19,7 +19,7 @@ import type { OwnerRegistration } from "../model/registration.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import { claimDueTimers, type ClaimedRow } from "../outbox/outboxStore.js"
 import { WAKE_CHANNEL } from "../outbox/notifications.js"
-import { estimatedNow } from "../storage/clock.js"
+import { estimatedNow, localTimeWhenDue } from "../storage/clock.js"
 import { acceptManifests } from "./acceptManifests.js"
 import { ClaimLoop } from "./claimLoop.js"
 import { DatabaseHealth } from "./databaseHealth.js"
@@ -145,8 +145,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
    * The local time by which the database's clock surely reads `dueAtMs`: the estimate, plus how far
    * the estimate may be off, since what is kept in memory fires without the database judging it.
    */
-  const localTimeOf = (dueAtMs: number) =>
-    Date.now() + Math.max(0, dueAtMs - estimatedNow(internals.clock)) + internals.clock.skewErrorMs
+  const localTimeOf = (dueAtMs: number) => localTimeWhenDue(internals.clock, dueAtMs)
   /** Whether a pass of this owner suspending until `dueAtMs` (null: an event) may wait in memory. */
   const mayWait = (owner: OwnerPlacement, dueAtMs: number | null) =>
     !draining &&
@@ -292,6 +291,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     serves: (bucket) => !draining && leases.holds(bucket),
     track,
   })
+  // An emit of this process hands the pokes it committed to the passes here waiting for them.
+  const stopTakingPokes = internals.wakeups.takePokes({
+    serves: (bucket) => !draining && leases.holds(bucket),
+    take: (bucket, { executionId, pokes }) => {
+      if (draining || !leases.holds(bucket) || !passes.has(executionId)) return false
+      timers.forget(executionId)
+      return passes.rerun(executionId, pokes)
+    },
+  })
   const stopListening = await internals.storage.listen(WAKE_CHANNEL, poll)
   const leaseReleases = await hearLeaseReleases(internals, () => leases.nudge())
   // Notifications sent while the LISTEN session was away were missed: one catch-up poll, looking
@@ -355,6 +363,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     stopWatchingNotifications()
     removeGauges()
     stopTakingStarts()
+    stopTakingPokes()
     const abandoned = passes.drain()
     while (running.size > 0) await Promise.allSettled([...running])
     // Their claims moved their timers a recovery interval ahead; whoever takes over starts now.

@@ -11,14 +11,28 @@ export interface DatabaseClock {
   offsetMs: number
   /** Database time minus local time, measured at open: lets a runner estimate `now` without a query. */
   skewMs: number
+  /** The same to a fraction of a millisecond: database time minus `localNow()`. */
+  preciseSkewMs: number
   /**
-   * How far `skewMs` may be off: half the round trip of the reading it came from. Something done
-   * from memory at a due time of the database's clock waits this much longer, so it is never early.
+   * How far `preciseSkewMs` may be off: half the round trip of the reading it came from. Something
+   * done from memory at a due time of the database's clock waits this much longer, so it is never
+   * early.
    */
   skewErrorMs: number
 }
 
-export const makeClock = (): DatabaseClock => ({ offsetMs: 0, skewMs: 0, skewErrorMs: 0 })
+export const makeClock = (): DatabaseClock => ({
+  offsetMs: 0,
+  skewMs: 0,
+  preciseSkewMs: 0,
+  skewErrorMs: 0,
+})
+
+/**
+ * This process's clock in epoch milliseconds, to a fraction of one (`Date.now()` has whole ones,
+ * which would cost up to a millisecond of margin at each reading).
+ */
+export const localNow = (): number => performance.timeOrigin + performance.now()
 
 /** Readings of the database's clock at open; the one with the shortest round trip is kept. */
 const SKEW_READINGS = 3
@@ -34,19 +48,29 @@ export const nowMs = (clock: DatabaseClock): RawBuilder<number> =>
 export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<void> => {
   let best: { skewMs: number; roundTripMs: number } | undefined
   for (let reading = 0; reading < SKEW_READINGS; reading++) {
-    const before = performance.now()
-    const { rows } = await sql<{ now: number }>`SELECT akter.now_ms(0) AS now`.execute(db)
-    const after = performance.now()
-    const localMidpoint = Date.now() - (after - before) / 2
+    const before = localNow()
+    // The database's clock to the microsecond (`akter.now_ms` rounds to whole milliseconds).
+    const { rows } = await sql<{
+      now: number
+    }>`SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now`.execute(db)
+    const after = localNow()
     const roundTripMs = after - before
     if (best === undefined || roundTripMs < best.roundTripMs) {
-      best = { skewMs: Number(rows[0]!.now) - localMidpoint, roundTripMs }
+      best = { skewMs: Number(rows[0]!.now) - (before + after) / 2, roundTripMs }
     }
   }
+  clock.preciseSkewMs = best!.skewMs
   clock.skewMs = Math.round(best!.skewMs)
-  // Whole milliseconds on both clocks: one more for the rounding.
-  clock.skewErrorMs = Math.ceil(best!.roundTripMs / 2) + 1
+  clock.skewErrorMs = best!.roundTripMs / 2
 }
+
+/**
+ * The local time (`localNow()`) by which the database's clock surely reads `dueAtMs` (offset
+ * included): the estimate, plus how far it may be off. `akter.now_ms` rounds, so it reads `dueAtMs`
+ * half a millisecond sooner still.
+ */
+export const localTimeWhenDue = (clock: DatabaseClock, dueAtMs: number): number =>
+  dueAtMs - clock.offsetMs - clock.preciseSkewMs + clock.skewErrorMs
 
 /** The local estimate of the database's `now` (offset included), good to a few milliseconds. */
 export const estimatedNow = (clock: DatabaseClock): number =>
