@@ -274,6 +274,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     recoveryMs,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     running: () => passes.size + timers.waiting,
+    answering: () => passes.answering,
     now: services.now,
     dispatch,
     track,
@@ -291,13 +292,14 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     serves: (bucket) => !draining && leases.holds(bucket),
     track,
   })
-  // An emit of this process hands the pokes it committed to the passes here waiting for them.
+  // An emit or a child's finish in this process hands the pokes it committed to the passes here
+  // waiting for them.
   const stopTakingPokes = internals.wakeups.takePokes({
     serves: (bucket) => !draining && leases.holds(bucket),
-    take: (bucket, { executionId, pokes }) => {
+    take: (bucket, { executionId, pokes, childFinished }) => {
       if (draining || !leases.holds(bucket) || !passes.has(executionId)) return false
       timers.forget(executionId)
-      return passes.rerun(executionId, pokes)
+      return passes.answer(executionId, pokes, childFinished)
     },
   })
   const stopListening = await internals.storage.listen(WAKE_CHANNEL, poll)

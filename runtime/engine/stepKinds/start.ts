@@ -102,19 +102,32 @@ const startMethod =
       if (address instanceof Error) return yield* Effect.die(address)
       const placement = placeOwner(address)
       for (;;) {
-        state.beginWork()
-        const current = yield* Effect.promise(() =>
-          env.executionStates.submit({ routingKey: placement.routingKey, executionId: startedId }),
-        ).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
-        if (current?.result != null) {
-          const exit = awaitedExitOf(startedId, current.result)
+        // Handed by the child's finish in this process (engine/pass.ts), or read.
+        const handed = state.handedResults.get(startedId)
+        state.handedResults.delete(startedId)
+        let result = handed
+        if (result === undefined) {
+          state.beginWork()
+          const current = yield* Effect.promise(() =>
+            env.executionStates.submit({
+              routingKey: placement.routingKey,
+              executionId: startedId,
+            }),
+          ).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
+          result = current?.result ?? undefined
+        }
+        if (result != null) {
+          const exit = awaitedExitOf(startedId, result)
           const settled = encodeExit(exit)
           env.holdSettle({ step, attempt: 1, exit: settled })
           state.remember({ ...settledRow(step, "start", settled, env.now()), child_id: startedId })
           return yield* presentChild(workflow, exit)
         }
         yield* interruptIfAsked(env)
-        yield* env.park(step, { dueAtMs: null, attempt: 1 })
+        state.awaitingChild.set(startedId, step)
+        yield* env
+          .park(step, { dueAtMs: null, attempt: 1 })
+          .pipe(Effect.ensuring(Effect.sync(() => state.awaitingChild.delete(startedId))))
       }
     })
 
