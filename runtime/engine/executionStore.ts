@@ -39,7 +39,6 @@ export type ExecutionRow = Pick<
   | "concurrency_key"
   | "concurrency_value"
   | "parent_awaits"
-  | "parent_routing_key"
   | "deadline_at_ms"
   | "interrupted_by"
 > & {
@@ -268,7 +267,6 @@ export const unstartedSnapshot = (
     concurrency_key: null,
     concurrency_value: null,
     parent_awaits: execution.parent?.awaits ?? false,
-    parent_routing_key: execution.parent?.routingKey ?? null,
     deadline_at_ms: execution.deadlineMs === null ? null : nowMs + execution.deadlineMs,
     interrupted_by: null,
     pokes: 0,
@@ -303,8 +301,7 @@ export const readExecutionSnapshots = async (
     sql<ExecutionRow>`SELECT e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow,
         e.execution_key, e.manifest_hash, e.input, e.caller, e.event_cursor, e.status, e.interrupt,
         e.result, e.started_at_ms, e.finished_at_ms, e.concurrency_key, e.concurrency_value,
-        e.parent_awaits, e.parent_routing_key, e.deadline_at_ms, e.interrupted_by,
-        COALESCE(o.pokes, 0) AS pokes
+        e.parent_awaits, e.deadline_at_ms, e.interrupted_by, COALESCE(o.pokes, 0) AS pokes
       FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
       JOIN akter.executions e
         ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id

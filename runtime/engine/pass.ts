@@ -29,8 +29,7 @@ import type { Hash } from "../model/hash.js"
 import type { ExecutionOutcome } from "../storage/database.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { Activation } from "../owners/fence.js"
-import { bucketOf, type OwnerPlacement } from "../owners/routing.js"
-import type { FinishedChild, PokedTimer } from "../outbox/wakeups.js"
+import type { OwnerPlacement } from "../owners/routing.js"
 import { armTimerPart, deleteTimerPart, pokePlacedTimersPart } from "../outbox/outboxStore.js"
 import {
   FINISHED_CHANNEL,
@@ -149,12 +148,11 @@ export interface PassControl {
   /** Parked steps re-check (an event, a due time); the interrupt flag is re-read. */
   wake(): void
   /**
-   * A claim of the execution's timer, or an emit or a child's finish of this process that poked
-   * it, the row poked `pokes` times since: a pass waiting in memory resumes for it, as a new pass
-   * would start (true); otherwise false, and nothing changes. `childFinished`: the poke was that
-   * awaited child's finish, whose result the pass may take without reading it.
+   * A claim of the execution's timer, or an emit of this process that poked it, the row poked
+   * `pokes` times since: a pass waiting in memory resumes for it, as a new pass would start (true);
+   * otherwise false, and nothing changes.
    */
-  claimed(pokes: number, childFinished?: FinishedChild): boolean
+  claimed(pokes: number): boolean
   /** Ends the pass recording nothing more (drain, lost lease). */
   abandon(reason: string): void
 }
@@ -235,7 +233,7 @@ export const runPass = async (
       woken = true
       live?.wake()
     },
-    claimed: (pokes, childFinished) => live?.claimed(pokes, childFinished) ?? false,
+    claimed: (pokes) => live?.claimed(pokes) ?? false,
     abandon: (reason) => {
       abandonedFor = reason
       live?.abandon(reason)
@@ -531,21 +529,8 @@ export const runPass = async (
       state.wake()
     },
     abandon: (reason) => (residence === "running" ? end({ kind: "abandon", reason }) : dismiss()),
-    claimed: (pokes, childFinished) => {
+    claimed: (pokes) => {
       if (residence !== "waiting" || ending !== undefined) return false
-      const awaiting =
-        childFinished === undefined ? undefined : state.awaitingChild.get(childFinished.executionId)
-      if (awaiting !== undefined && pokes === state.pokesSeen + 1 && answering <= state.pokesSeen) {
-        // The one poke since those answered is this child's finish, its result in hand: only its
-        // await has anything to see, and nothing else (an interrupt) poked the row meanwhile.
-        state.handedResults.set(childFinished!.executionId, childFinished!.result)
-        if (state.wakeStep(awaiting)) {
-          state.pokesSeen = pokes
-          runAgain()
-          return true
-        }
-        state.handedResults.delete(childFinished!.executionId)
-      }
       // Every emit or interrupt that poked the row before now is committed. The parked steps
       // re-check (waits scan the log again) while the interrupt flag is read: once it is back,
       // every re-check started after those pokes, so the pass has answered them and a suspend
@@ -659,19 +644,7 @@ const finish = async (
   } catch (error) {
     return { kind: "abandoned", reason: `finish failed: ${String(error)}` }
   }
-  // A parent waiting in a pass of this process answers the poke at once; otherwise it is claimed.
-  if (
-    recorded.parentBucket !== null &&
-    (recorded.parentPoked === null ||
-      !internals.wakeups.takePoked(recorded.parentBucket, [
-        {
-          ...recorded.parentPoked,
-          childFinished: { executionId: state.executionId, result: stored },
-        },
-      ]))
-  ) {
-    internals.wakeups.wakeBucket(recorded.parentBucket)
-  }
+  if (recorded.parentBucket !== null) internals.wakeups.wakeBucket(recorded.parentBucket)
   if (!recorded.finished) return { kind: "finished" }
   if (interruptedBy === "deadline") faultPoint("deadline.after")
   if (family.sweeps) {
@@ -700,17 +673,11 @@ interface FinishWritten {
   readonly finished: boolean
   /** The bucket of the awaiting parent whose timer the finish poked. */
   readonly parentBucket: number | null
-  /** That parent, and its timer's count of pokes since. */
-  readonly parentPoked: PokedTimer | null
 }
 
 const finishedOf = (row: Readonly<Record<string, unknown>>): FinishWritten => ({
   finished: row["finished"] === 1,
   parentBucket: row["parent_bucket"] == null ? null : Number(row["parent_bucket"]),
-  parentPoked:
-    row["parent_id"] == null
-      ? null
-      : { executionId: String(row["parent_id"]), pokes: Number(row["parent_pokes"]) },
 })
 
 /**
@@ -748,21 +715,15 @@ const finishParts = (
     const parent = awaitingParentPart(finished.name)
     const poked = pokePlacedTimersPart(internals.clock, parent.name)
     parts.push(parent, poked)
-    // Runners of other processes hear of the parent's due timer at once (Postgres); a runner here
-    // serving the parent's bucket is told in memory (outbox/wakeups.ts `servedHere`).
-    const servedHere =
-      state.execution.parent_routing_key !== null &&
-      internals.wakeups.servedHere(bucketOf(BigInt(state.execution.parent_routing_key)))
-    parentColumns = sql`, (SELECT bucket FROM ${sql.id(poked.name)}) AS parent_bucket,
-      (SELECT id FROM ${sql.id(poked.name)}) AS parent_id,
-      (SELECT pokes FROM ${sql.id(poked.name)}) AS parent_pokes${
-        postgres
-          ? sql`, (${notification(WAKE_CHANNEL, sql`bucket::text`, {
-              from: sql.id(poked.name),
-              when: servedHere ? sql`wanted` : sql`true`,
-            })}) AS parent_notified`
-          : sql``
-      }`
+    // Runners of other processes hear of the parent's due timer at once (Postgres).
+    parentColumns = sql`, (SELECT bucket FROM ${sql.id(poked.name)}) AS parent_bucket${
+      postgres
+        ? sql`, (${notification(WAKE_CHANNEL, sql`bucket::text`, {
+            from: sql.id(poked.name),
+            when: sql`true`,
+          })}) AS parent_notified`
+        : sql``
+    }`
   }
   return {
     finished,
@@ -846,7 +807,7 @@ const finishWrite = async (
   return state.writer.write("finish", {
     finish: stored,
     outcome,
-    read: (outcome) => ({ finished: outcome.finished, parentBucket: null, parentPoked: null }),
+    read: (outcome) => ({ finished: outcome.finished, parentBucket: null }),
     statement,
   })
 }

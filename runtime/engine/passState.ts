@@ -65,15 +65,6 @@ export class PassState {
   private quiescenceTimer: ReturnType<typeof setTimeout> | undefined
   /** Each parked step's waker, with the due time it waits for (null: an event). */
   private wakers = new Map<() => void, number | null>()
-  private stepWakers = new Map<string, () => void>()
-  /**
-   * Results of awaited children handed to this pass by their finishes in this process
-   * (engine/pass.ts `PassControl.claimed`), by child: an await takes its child's from here rather
-   * than reading it.
-   */
-  readonly handedResults = new Map<string, Buffer>()
-  /** The step awaiting each child while it is parked, by child execution id. */
-  readonly awaitingChild = new Map<string, string>()
   /**
    * While held (a pass waiting in memory for its runner's go, engine/pass.ts), steps whose due time
    * passes stay parked; their wakers run when the hold is released.
@@ -186,13 +177,11 @@ export class PassState {
       const waker = () => {
         if (dueTimer !== undefined) clearTimeout(dueTimer)
         this.wakers.delete(waker)
-        if (this.stepWakers.get(step) === waker) this.stepWakers.delete(step)
         this.dueWhileHeld.delete(waker)
         this.parked.delete(step)
         resolve()
       }
       this.wakers.set(waker, parked.dueAtMs)
-      this.stepWakers.set(step, waker)
       signal.addEventListener("abort", waker, { once: true })
       this.checkQuiescence()
     })
@@ -212,13 +201,6 @@ export class PassState {
     for (const waker of [...this.dueWhileHeld]) waker()
     const now = this.now()
     for (const [waker, due] of [...this.wakers]) if (due !== null && due <= now) waker()
-  }
-
-  /** Wakes one parked step to re-check; false when it is not parked. */
-  wakeStep(step: string): boolean {
-    const waker = this.stepWakers.get(step)
-    waker?.()
-    return waker !== undefined
   }
 
   /** Wakes every parked step to re-check (an event arrived, a due time passed, an interrupt). */

@@ -99,8 +99,7 @@ export const armAdmittedTimersPart = (clock: DatabaseClock, admitted: string): S
  * Pokes the timers of the executions of another part (`routing_key`, `execution_id` and the owner's
  * placement, possibly of several owners), due now: a child's finish waking its awaiting parent, a
  * parent's end waking the children it interrupts. A suspend racing it keeps a poked timer due.
- * Returns each poked timer's bucket, execution, count of pokes and whether it wants a manifest some
- * other runner serves (as `pokeTimersPart`).
+ * Returns each poked timer's bucket.
  */
 export const pokePlacedTimersPart = (clock: DatabaseClock, executions: string): StatementPart =>
   part(
@@ -112,7 +111,7 @@ export const pokePlacedTimersPart = (clock: DatabaseClock, executions: string): 
       FROM ${sql.id(executions)}
       ON CONFLICT (routing_key, kind, id) DO UPDATE
         SET due_at_ms = EXCLUDED.due_at_ms, pokes = akter.outbox.pokes + 1, attempts = 0
-      RETURNING bucket, id, pokes, wanted_hash IS NOT NULL AS wanted`,
+      RETURNING bucket`,
   )
 
 /**
@@ -255,16 +254,12 @@ export const claimDue = async (
   served: readonly string[],
   limit: number,
   recoveryMs: number,
-  /** Executions whose due timers a pass of the claimer is answering already (none by default). */
-  answered: readonly string[] = [],
 ): Promise<ClaimedRow[]> => {
   if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []
   return claimDueWhere(
     db,
     clock,
-    sql<boolean>`((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL${
-      answered.length === 0 ? sql`` : sql` AND NOT o.id = ANY(${answered}::text[])`
-    })
+    sql<boolean>`((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
           OR o.wanted_hash = ANY(${served}::text[]))`,
     limit,
     recoveryMs,
@@ -314,18 +309,15 @@ export const deleteClaimedPart = (row: ClaimedRow): StatementPart =>
 export const nextDue = async (
   db: Queryable,
   buckets: readonly number[],
-  /** As `claimDue`'s: timers a pass of this runner is answering, not to be looked for. */
-  answered: readonly string[] = [],
 ): Promise<number | null> => {
   if (buckets.length === 0) return null
-  let query = db
+  const row = await db
     .selectFrom("akter.outbox")
     .select((eb) => eb.fn.min("due_at_ms").as("due"))
     .where("bucket", "in", buckets)
     // A timer wanting another manifest's runner is not this runner's to wake.
     .where("wanted_hash", "is", null)
-  if (answered.length > 0) query = query.where("id", "not in", answered)
-  const row = await query.executeTakeFirst()
+    .executeTakeFirst()
   return row?.due ?? null
 }
 

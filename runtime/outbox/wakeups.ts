@@ -8,17 +8,10 @@
 
 type Listener<A> = (value: A) => void
 
-/** A timer a commit of this process poked, and how many pokes its row counts since. */
+/** A timer an emit of this process poked, and how many pokes its row counts since. */
 export interface PokedTimer {
   readonly executionId: string
   readonly pokes: number
-  /** The poke is an awaited child's finish: the child, and the result it recorded. */
-  readonly childFinished?: FinishedChild
-}
-
-export interface FinishedChild {
-  readonly executionId: string
-  readonly result: Buffer
 }
 
 /** A runner of this process, as an emit here sees it. */
@@ -68,7 +61,7 @@ export class Wakeups {
   }
 
   /**
-   * An emit or a child's finish in this process committed pokes of these timers: a runner here whose pass of one is
+   * An emit of this process committed pokes of these timers: a runner here whose pass of one is
    * live (it leases the bucket) answers it at once, without claiming the timer; the row stays due
    * until that pass's next write, so a runner that dies first loses nothing. True when every one
    * was taken here (the bucket's poll is then not needed).

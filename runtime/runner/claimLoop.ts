@@ -36,11 +36,6 @@ export interface ClaimLoopOptions {
   readonly pollMs: number
   /** Passes running now. */
   readonly running: () => number
-  /**
-   * Executions whose timers, poked by a commit of this process, a pass here is answering
-   * (runner/livePasses.ts `answering`): left unclaimed, since that pass's next write settles them.
-   */
-  readonly answering: () => readonly string[]
   /** The database's time, as the due times are written. */
   readonly now: () => number
   /** Hands a claimed row to whoever runs it. */
@@ -141,7 +136,6 @@ export class ClaimLoop {
           this.options.manifests,
           free,
           this.options.recoveryMs,
-          this.options.answering(),
         )
         faultPoint("claim.after")
       }
@@ -153,7 +147,7 @@ export class ClaimLoop {
       if (claimed.length === free && free > 0) this.pollAgain = true
       if (this.lookAhead && !this.pollAgain && free > 0 && buckets.length > 0) {
         this.lookAhead = false
-        const due = await nextDue(internals.storage.db, buckets, this.options.answering())
+        const due = await nextDue(internals.storage.db, buckets)
         // A row already due that this claim did not get is locked by another claimer: look again
         // shortly rather than spin.
         if (due !== null) {

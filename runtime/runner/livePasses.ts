@@ -15,7 +15,6 @@ import { Activation } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import { localNow } from "../storage/clock.js"
 import { isConnectionMessage } from "../storage/connectionErrors.js"
-import type { FinishedChild } from "../outbox/wakeups.js"
 import type { DatabaseHealth } from "./databaseHealth.js"
 import type { ClaimedTimer, TimerHandBack } from "./timerHandBack.js"
 
@@ -86,12 +85,6 @@ export class LivePasses {
   private readonly waiting = new Map<string, ReturnType<typeof setTimeout> | undefined>()
   /** Passes waiting for an event alone: those with a time limit. */
   private eventWaiting = 0
-  /**
-   * Executions whose timers a commit of this process poked and handed to their pass here
-   * (`answer`): due in the database until that pass writes again, which the claim loop leaves
-   * them to. An execution leaves the set when its pass waits again (its suspend written) or ends.
-   */
-  private readonly answeringHandOffs = new Set<string>()
   private draining = false
 
   constructor(private readonly options: LivePassesOptions) {}
@@ -107,22 +100,6 @@ export class LivePasses {
     return !forEventOnly || this.eventWaiting < EVENT_WAITING_LIMIT
   }
 
-  /** Executions whose poked timers passes here answer (see `answeringHandOffs`). */
-  get answering(): readonly string[] {
-    return [...this.answeringHandOffs]
-  }
-
-  /**
-   * A poke a commit of this process made, handed to the execution's pass here: as a claim would
-   * (`rerun`), but its row stays due and unclaimed until the pass writes again. False when no pass
-   * of it runs here.
-   */
-  answer(executionId: string, pokes: number, childFinished?: FinishedChild): boolean {
-    if (!this.rerun(executionId, pokes, childFinished)) return false
-    this.answeringHandOffs.add(executionId)
-    return true
-  }
-
   /** Executions with a live pass, running or waiting. */
   has(executionId: string): boolean {
     return this.live.has(executionId)
@@ -136,8 +113,6 @@ export class LivePasses {
     const entry = this.live.get(executionId)
     if (entry === undefined) return
     this.stopsWaiting(executionId)
-    // Its suspend is written: a poke it did not answer left the row due, for a claim to bring.
-    this.answeringHandOffs.delete(executionId)
     const timeout =
       endAfterMs === undefined
         ? undefined
@@ -158,15 +133,14 @@ export class LivePasses {
   }
 
   /**
-   * A claim of an execution whose pass runs here, or an emit or a child's finish here that poked
-   * it, its row poked `pokes` times: a pass waiting in memory resumes for it (`childFinished`: the
-   * poke was that child's finish); a running one is woken and, if it suspends, replays once more.
-   * False when no pass of it runs here.
+   * A claim of an execution whose pass runs here, or an emit here that poked it, its row poked
+   * `pokes` times: a pass waiting in memory resumes for it; a running one is woken and, if it
+   * suspends, replays once more. False when no pass of it runs here.
    */
-  rerun(executionId: string, pokes: number, childFinished?: FinishedChild): boolean {
+  rerun(executionId: string, pokes: number): boolean {
     const existing = this.live.get(executionId)
     if (existing === undefined) return false
-    if (this.waiting.has(executionId) && existing.control?.claimed(pokes, childFinished) === true) {
+    if (this.waiting.has(executionId) && existing.control?.claimed(pokes) === true) {
       this.stopsWaiting(executionId)
       return true
     }
@@ -299,7 +273,6 @@ export class LivePasses {
       start?.settled("not-taken")
       this.live.delete(executionId)
       this.stopsWaiting(executionId)
-      this.answeringHandOffs.delete(executionId)
       // After its slot is free: a caller told of the result may start its next execution here.
       internals.wakeups.passEnded(
         executionId,

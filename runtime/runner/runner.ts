@@ -274,7 +274,6 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     recoveryMs,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     running: () => passes.size + timers.waiting,
-    answering: () => passes.answering,
     now: services.now,
     dispatch,
     track,
@@ -292,14 +291,13 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     serves: (bucket) => !draining && leases.holds(bucket),
     track,
   })
-  // An emit or a child's finish in this process hands the pokes it committed to the passes here
-  // waiting for them.
+  // An emit of this process hands the pokes it committed to the passes here waiting for them.
   const stopTakingPokes = internals.wakeups.takePokes({
     serves: (bucket) => !draining && leases.holds(bucket),
-    take: (bucket, { executionId, pokes, childFinished }) => {
+    take: (bucket, { executionId, pokes }) => {
       if (draining || !leases.holds(bucket) || !passes.has(executionId)) return false
       timers.forget(executionId)
-      return passes.answer(executionId, pokes, childFinished)
+      return passes.rerun(executionId, pokes)
     },
   })
   const stopListening = await internals.storage.listen(WAKE_CHANNEL, poll)

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from "node:crypto"
 import { Effect } from "effect"
-import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import { implementWorkflow, makeOwnerClient, type Runner } from "../../runtime/index.js"
@@ -17,7 +16,6 @@ import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { type UntypedSteps as Wf } from "../support/untypedSteps.js"
 import { installSettleAudit, readWriteAudit } from "../support/writeAudit.js"
-import { waitUntil } from "../support/waitUntil.js"
 import { withRunner as runnerFor } from "../support/withRunner.js"
 
 const FAMILY = `
@@ -53,17 +51,6 @@ workflows:
       book: { kind: activity }
       unbook: { kind: activity }
       hold: { kind: wait, event: Go }
-  brood:
-    input: { id: string }
-    output: { sum: integer }
-    steps:
-      first: { kind: start, workflow: pup, await: true }
-      second: { kind: start, workflow: pup, await: true }
-      third: { kind: start, workflow: pup, await: true }
-  pup:
-    output: { n: integer }
-    steps:
-      hold: { kind: wait, event: Go }
 `
 
 const registration = await registrationFromYaml(FAMILY, "manifests/family.yaml")
@@ -71,8 +58,6 @@ const Refused = registration.workflows["child"]!.errors["Refused"]!
 
 /** Compensations of each sleeper, by owner id: an interrupt that reached it twice would show 2. */
 const unbooked = new Map<string, number>()
-/** How many times a pass ran each brood's body from its start: one per pass that replays. */
-const broodRuns = new Map<string, number>()
 
 const workflows = [
   implementWorkflow(registration, "parent", {
@@ -110,22 +95,6 @@ const workflows = [
         yield* wf.loose(`loose-${input.id}`)
         yield* input.leave ? wf.left(`left-${input.id}`) : wf.taken(`taken-${input.id}`)
       })) as never,
-  }),
-  implementWorkflow(registration, "brood", {
-    activities: {},
-    body: ((input: { id: string }, wf: Wf) =>
-      Effect.gen(function* () {
-        yield* Effect.sync(() => void broodRuns.set(input.id, (broodRuns.get(input.id) ?? 0) + 1))
-        const pups = (yield* Effect.all(
-          [wf.first(`${input.id}-1`), wf.second(`${input.id}-2`), wf.third(`${input.id}-3`)],
-          { concurrency: "unbounded" },
-        )) as { n: number }[]
-        return { sum: pups.reduce((sum, pup) => sum + pup.n, 0) }
-      })) as never,
-  }),
-  implementWorkflow(registration, "pup", {
-    activities: {},
-    body: ((_: unknown, wf: Wf) => wf.hold()) as never,
   }),
   implementWorkflow(registration, "sleeper", {
     activities: {
@@ -214,59 +183,6 @@ describeEachBackend("children", (backend) => {
         steps: [],
         outbox: [],
       })
-    })
-  })
-
-  it("a parent waiting in memory takes each awaited child's result from its finish in this process: one body run, its timer never claimed", async () => {
-    await sql
-      .raw(
-        `CREATE TABLE IF NOT EXISTS children_claims (id text NOT NULL);
-        CREATE OR REPLACE FUNCTION children_claimed() RETURNS trigger LANGUAGE plpgsql AS $$
-          BEGIN INSERT INTO children_claims VALUES (NEW.id); RETURN NEW; END $$;
-        CREATE OR REPLACE TRIGGER children_claimed AFTER UPDATE ON akter.outbox FOR EACH ROW
-          WHEN (NEW.attempts > OLD.attempts) EXECUTE FUNCTION children_claimed();`,
-      )
-      .execute(db())
-    // No fallback poll: one racing a hand-off could claim the poked row before the pass writes.
-    await runnerFor({ akter, workflows, pollMs: 600_000 }, async () => {
-      const id = `b-${randomUUID()}`
-      const run = await client.brood.start(id, { id })
-      const statusOf = async (executionId: string) =>
-        (
-          await db()
-            .selectFrom("akter.executions")
-            .select("status")
-            .where("execution_id", "=", executionId)
-            .executeTakeFirst()
-        )?.status
-      await waitUntil("the brood and its pups are parked", async () => {
-        const pups = await childrenOf(run.executionId)
-        return (
-          (await statusOf(run.executionId)) === "suspended" &&
-          pups.length === 3 &&
-          pups.every((pup) => pup.status === "suspended")
-        )
-      })
-      // One child finishes at a time: each finish hands its result to the waiting parent.
-      for (const n of [1, 2, 3]) {
-        await client.emit(`${id}-${n}`, "Go", { n: n * 10 })
-        await waitUntil("the pup finishes", async () =>
-          (await childrenOf(run.executionId)).some(
-            (pup) => pup.owner_id === `${id}-${n}` && pup.status === "finished",
-          ),
-        )
-      }
-      expect(await run.result({ timeout: "10 seconds" })).toEqual({
-        _tag: "Success",
-        value: { sum: 60 },
-      })
-      expect(broodRuns.get(id)).toBe(1)
-      const { rows } = await sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM children_claims WHERE id = ${run.executionId}`.execute(db())
-      expect(rows[0]!.n).toBe(0)
-      const audit = await readWriteAudit(db())
-      expect(audit.duplicateSettles).toEqual([])
-      expect(audit.duplicateFinishes).toEqual([])
     })
   })
 

@@ -102,32 +102,19 @@ const startMethod =
       if (address instanceof Error) return yield* Effect.die(address)
       const placement = placeOwner(address)
       for (;;) {
-        // Handed by the child's finish in this process (engine/pass.ts), or read.
-        const handed = state.handedResults.get(startedId)
-        state.handedResults.delete(startedId)
-        let result = handed
-        if (result === undefined) {
-          state.beginWork()
-          const current = yield* Effect.promise(() =>
-            env.executionStates.submit({
-              routingKey: placement.routingKey,
-              executionId: startedId,
-            }),
-          ).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
-          result = current?.result ?? undefined
-        }
-        if (result != null) {
-          const exit = awaitedExitOf(startedId, result)
+        state.beginWork()
+        const current = yield* Effect.promise(() =>
+          env.executionStates.submit({ routingKey: placement.routingKey, executionId: startedId }),
+        ).pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
+        if (current?.result != null) {
+          const exit = awaitedExitOf(startedId, current.result)
           const settled = encodeExit(exit)
           env.holdSettle({ step, attempt: 1, exit: settled })
           state.remember({ ...settledRow(step, "start", settled, env.now()), child_id: startedId })
           return yield* presentChild(workflow, exit)
         }
         yield* interruptIfAsked(env)
-        state.awaitingChild.set(startedId, step)
-        yield* env
-          .park(step, { dueAtMs: null, attempt: 1 })
-          .pipe(Effect.ensuring(Effect.sync(() => state.awaitingChild.delete(startedId))))
+        yield* env.park(step, { dueAtMs: null, attempt: 1 })
       }
     })
 
