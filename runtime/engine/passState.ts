@@ -63,8 +63,7 @@ export class PassState {
   working = 0
   private progress = 0
   private quiescenceTimer: ReturnType<typeof setTimeout> | undefined
-  /** Each parked step's waker, with the due time it waits for (null: an event). */
-  private wakers = new Map<() => void, number | null>()
+  private wakers = new Set<() => void>()
   /**
    * While held (a pass waiting in memory for its runner's go, engine/pass.ts), steps whose due time
    * passes stay parked; their wakers run when the hold is released.
@@ -181,7 +180,7 @@ export class PassState {
         this.parked.delete(step)
         resolve()
       }
-      this.wakers.set(waker, parked.dueAtMs)
+      this.wakers.add(waker)
       signal.addEventListener("abort", waker, { once: true })
       this.checkQuiescence()
     })
@@ -192,20 +191,15 @@ export class PassState {
     this.holding = true
   }
 
-  /**
-   * Ends a hold: the steps whose due times passed meanwhile wake now, by the runner's clock too (a
-   * step's own timer may come a turn of the event loop after the one that resumed the pass).
-   */
+  /** Ends a hold: the steps whose due times passed meanwhile wake now. */
   release(): void {
     this.holding = false
     for (const waker of [...this.dueWhileHeld]) waker()
-    const now = this.now()
-    for (const [waker, due] of [...this.wakers]) if (due !== null && due <= now) waker()
   }
 
   /** Wakes every parked step to re-check (an event arrived, a due time passed, an interrupt). */
   wake(): void {
-    for (const waker of [...this.wakers.keys()]) waker()
+    for (const waker of [...this.wakers]) waker()
   }
 
   /** The earliest due time among parked steps. */

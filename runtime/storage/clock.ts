@@ -9,13 +9,12 @@ import type { Queryable } from "./database.js"
 export interface DatabaseClock {
   /** Added to the database's clock in every statement; only tests move it. */
   offsetMs: number
-  /**
-   * Database time minus local time (`localNow()`), to a fraction of a millisecond, measured at
-   * open: lets a runner estimate `now` without a query.
-   */
+  /** Database time minus local time, measured at open: lets a runner estimate `now` without a query. */
   skewMs: number
+  /** The same to a fraction of a millisecond: database time minus `localNow()`. */
+  preciseSkewMs: number
   /**
-   * How far `skewMs` may be off: half the round trip of the reading it came from. Something
+   * How far `preciseSkewMs` may be off: half the round trip of the reading it came from. Something
    * done from memory at a due time of the database's clock waits this much longer, so it is never
    * early.
    */
@@ -25,6 +24,7 @@ export interface DatabaseClock {
 export const makeClock = (): DatabaseClock => ({
   offsetMs: 0,
   skewMs: 0,
+  preciseSkewMs: 0,
   skewErrorMs: 0,
 })
 
@@ -59,7 +59,8 @@ export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<
       best = { skewMs: Number(rows[0]!.now) - (before + after) / 2, roundTripMs }
     }
   }
-  clock.skewMs = best!.skewMs
+  clock.preciseSkewMs = best!.skewMs
+  clock.skewMs = Math.round(best!.skewMs)
   clock.skewErrorMs = best!.roundTripMs / 2
 }
 
@@ -69,15 +70,11 @@ export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<
  * half a millisecond sooner still.
  */
 export const localTimeWhenDue = (clock: DatabaseClock, dueAtMs: number): number =>
-  dueAtMs - clock.offsetMs - clock.skewMs + clock.skewErrorMs
+  dueAtMs - clock.offsetMs - clock.preciseSkewMs + clock.skewErrorMs
 
-/**
- * The local estimate of the database's `now` (offset included), in whole milliseconds as
- * `akter.now_ms` reads it, good to a fraction of one plus the skew's uncertainty: a step checking it
- * against a due time at the moment `localTimeWhenDue` names finds that time reached.
- */
+/** The local estimate of the database's `now` (offset included), good to a few milliseconds. */
 export const estimatedNow = (clock: DatabaseClock): number =>
-  Math.floor(localNow() + clock.skewMs) + clock.offsetMs
+  Date.now() + clock.skewMs + clock.offsetMs
 
 /** The longest delay `setTimeout` honours; Node fires a longer one at once (a warning, then 1 ms). */
 export const MAX_TIMEOUT_MS = 2_147_483_647
