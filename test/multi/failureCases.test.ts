@@ -63,7 +63,7 @@ const twoBalancedRunners = async (scenario: Scenario, args: readonly string[]) =
         ? held
         : undefined
     },
-    { timeoutMs: 60_000, details: scenario.outputs },
+    { timeoutMs: 180_000, details: scenario.outputs },
   )
   return { fleet, first, second, firstBuckets: new Set(holders.get(firstId)!) }
 }

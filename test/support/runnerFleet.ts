@@ -109,7 +109,9 @@ export const startFleet = (options: FleetOptions): Fleet => {
       name,
       child,
       pid: child.process.pid!,
-      runnerId: async (timeoutMs = 60_000) => {
+      // Generous: a niced lane of CI can starve a runner process of CPU for a minute or more
+      // (the other lane compiles and installs); it bounds a broken start, not a slow one.
+      runnerId: async (timeoutMs = 180_000) => {
         const started = await waitUntil(
           `${name} starts serving`,
           () => {
