@@ -281,6 +281,8 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   const poll = () => claims.poll()
 
   const stopBucketWakeups = internals.wakeups.onBucket(poll)
+  /** Whether the runner may take work of the bucket now: not draining, and leasing it. */
+  const serves = (bucket: number) => !draining && leases.holds(bucket)
   const stopTakingStarts = acceptLocalStarts({
     internals,
     passes,
@@ -288,14 +290,14 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     concurrency,
     owed: () => timers.waiting,
     recoveryMs,
-    serves: (bucket) => !draining && leases.holds(bucket),
+    serves,
     track,
   })
   // An emit of this process hands the pokes it committed to the passes here waiting for them.
   const stopTakingPokes = internals.wakeups.takePokes({
-    serves: (bucket) => !draining && leases.holds(bucket),
+    serves,
     take: (bucket, { executionId, pokes }) => {
-      if (draining || !leases.holds(bucket) || !passes.has(executionId)) return false
+      if (!serves(bucket) || !passes.has(executionId)) return false
       timers.forget(executionId)
       return passes.rerun(executionId, pokes)
     },

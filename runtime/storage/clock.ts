@@ -9,12 +9,13 @@ import type { Queryable } from "./database.js"
 export interface DatabaseClock {
   /** Added to the database's clock in every statement; only tests move it. */
   offsetMs: number
-  /** Database time minus local time, measured at open: lets a runner estimate `now` without a query. */
-  skewMs: number
-  /** The same to a fraction of a millisecond: database time minus `localNow()`. */
-  preciseSkewMs: number
   /**
-   * How far `preciseSkewMs` may be off: half the round trip of the reading it came from. Something
+   * Database time minus local time (`localNow()`), to a fraction of a millisecond, measured at
+   * open: lets a runner estimate `now` without a query.
+   */
+  skewMs: number
+  /**
+   * How far `skewMs` may be off: half the round trip of the reading it came from. Something
    * done from memory at a due time of the database's clock waits this much longer, so it is never
    * early.
    */
@@ -24,7 +25,6 @@ export interface DatabaseClock {
 export const makeClock = (): DatabaseClock => ({
   offsetMs: 0,
   skewMs: 0,
-  preciseSkewMs: 0,
   skewErrorMs: 0,
 })
 
@@ -59,8 +59,7 @@ export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<
       best = { skewMs: Number(rows[0]!.now) - (before + after) / 2, roundTripMs }
     }
   }
-  clock.preciseSkewMs = best!.skewMs
-  clock.skewMs = Math.round(best!.skewMs)
+  clock.skewMs = best!.skewMs
   clock.skewErrorMs = best!.roundTripMs / 2
 }
 
@@ -70,11 +69,11 @@ export const measureSkew = async (db: Queryable, clock: DatabaseClock): Promise<
  * half a millisecond sooner still.
  */
 export const localTimeWhenDue = (clock: DatabaseClock, dueAtMs: number): number =>
-  dueAtMs - clock.offsetMs - clock.preciseSkewMs + clock.skewErrorMs
+  dueAtMs - clock.offsetMs - clock.skewMs + clock.skewErrorMs
 
 /** The local estimate of the database's `now` (offset included), good to a few milliseconds. */
 export const estimatedNow = (clock: DatabaseClock): number =>
-  Date.now() + clock.skewMs + clock.offsetMs
+  Date.now() + Math.round(clock.skewMs) + clock.offsetMs
 
 /** The longest delay `setTimeout` honours; Node fires a longer one at once (a warning, then 1 ms). */
 export const MAX_TIMEOUT_MS = 2_147_483_647
