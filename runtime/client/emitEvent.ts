@@ -17,7 +17,7 @@ import { appendEventPart } from "../events/eventLog.js"
 import { reserveSequencePart } from "../owners/fence.js"
 import { waitingForPart } from "../engine/stepStore.js"
 import { pokeTimersPart } from "../outbox/outboxStore.js"
-import { notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
+import { ANY_BUCKET, notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
 import { composeStatement, existsIn } from "../storage/statementParts.js"
 import { sql } from "kysely"
 import type { EmitOptions, EmitReceipt } from "./clientApi.js"
@@ -80,13 +80,19 @@ export const emitEvent = async (
         ],
         sql.join([
           internals.storage.backend === "postgres"
-            ? notifyColumn(WAKE_CHANNEL, String(owner.bucket), {
-                // A runner here serving the bucket is woken in memory; others only for executions
-                // wanting a manifest it may not run.
-                when: servedHere
-                  ? sql`EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)`
-                  : existsIn(poked.name),
-              })
+            ? notifyColumn(
+                WAKE_CHANNEL,
+                // A poked timer wanting a manifest is for whichever runner serves it.
+                sql`CASE WHEN EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)
+                  THEN ${ANY_BUCKET} ELSE ${String(owner.bucket)} END`,
+                {
+                  // A runner here serving the bucket is woken in memory; others only for executions
+                  // wanting a manifest it may not run.
+                  when: servedHere
+                    ? sql`EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)`
+                    : existsIn(poked.name),
+                },
+              )
             : sql`true AS notified`,
           sql`(SELECT coalesce(json_agg(json_build_array(id, pokes)), '[]')
             FROM ${sql.id(poked.name)}) AS poked`,

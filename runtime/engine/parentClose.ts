@@ -13,7 +13,7 @@ import type { AkterInternals } from "../akter.js"
 import { faultPoint } from "../faults.js"
 import type { CanonicalStepOf } from "../model/stepKinds/stepKindModel.js"
 import { deleteTimerPart, pokePlacedTimersPart } from "../outbox/outboxStore.js"
-import { notification, WAKE_CHANNEL } from "../outbox/notifications.js"
+import { notification, WAKE_CHANNEL, wakePayloadOfRow } from "../outbox/notifications.js"
 import { composeStatement } from "../storage/statementParts.js"
 import { interruptChildrenPart } from "./executionStore.js"
 import type { PassState } from "./passState.js"
@@ -48,8 +48,8 @@ export const sweepChildren = async (
   const buckets = sql`(SELECT coalesce(array_agg(DISTINCT bucket), '{}') FROM ${sql.id(poked.name)}) AS buckets`
   const select =
     internals.storage.backend === "postgres"
-      ? sql`${buckets}, (SELECT count(*) FROM (${notification(WAKE_CHANNEL, sql`b.bucket::text`, {
-          from: sql`(SELECT DISTINCT bucket FROM ${sql.id(poked.name)}) b`,
+      ? sql`${buckets}, (SELECT count(*) FROM (${notification(WAKE_CHANNEL, sql`b.payload`, {
+          from: sql`(SELECT DISTINCT ${wakePayloadOfRow} AS payload FROM ${sql.id(poked.name)}) b`,
           when: sql`true`,
         })}) n) AS notified`
       : buckets

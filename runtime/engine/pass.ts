@@ -36,6 +36,7 @@ import {
   notification,
   notifyColumn,
   WAKE_CHANNEL,
+  wakePayloadOfRow,
 } from "../outbox/notifications.js"
 import { sql } from "kysely"
 import { faultPoint } from "../faults.js"
@@ -718,7 +719,7 @@ const finishParts = (
     // Runners of other processes hear of the parent's due timer at once (Postgres).
     parentColumns = sql`, (SELECT bucket FROM ${sql.id(poked.name)}) AS parent_bucket${
       postgres
-        ? sql`, (${notification(WAKE_CHANNEL, sql`bucket::text`, {
+        ? sql`, (${notification(WAKE_CHANNEL, wakePayloadOfRow, {
             from: sql.id(poked.name),
             when: sql`true`,
           })}) AS parent_notified`

@@ -7,8 +7,31 @@
 import { sql, type RawBuilder } from "kysely"
 import type { Queryable } from "../storage/database.js"
 
-/** A bucket has work due now; the payload is the bucket's number. */
+/**
+ * A bucket has work due now; the payload is the bucket's number, which only the runner leasing the
+ * bucket polls for, or `ANY_BUCKET`.
+ */
 export const WAKE_CHANNEL = "akter_wake"
+/**
+ * The wake payload every runner polls for: the work due may be taken outside its bucket (a timer
+ * wanting a manifest only some runners serve).
+ */
+export const ANY_BUCKET = "*"
+
+/**
+ * The wake payload of a poked timer row with columns `bucket` and `wanted` (it wants a manifest):
+ * its bucket, or `ANY_BUCKET` when a runner elsewhere may be the one to take it.
+ */
+export const wakePayloadOfRow: RawBuilder<string> = sql<string>`CASE WHEN wanted THEN ${ANY_BUCKET}
+  ELSE bucket::text END`
+
+/** Whether a wake with this payload is for a runner serving the buckets `serves` accepts. */
+export const wakeIsFor = (payload: string, serves: (bucket: number) => boolean): boolean => {
+  if (payload === ANY_BUCKET) return true
+  const bucket = Number(payload)
+  // A payload this version does not know: poll, rather than miss work.
+  return !Number.isInteger(bucket) || serves(bucket)
+}
 /** An execution a caller elsewhere awaits has finished; the payload is its id. */
 export const FINISHED_CHANNEL = "akter_finished"
 /** A runner gave its buckets back; the payload is its id. */
@@ -34,7 +57,7 @@ export const notification = (
  */
 export const notifyColumn = (
   channel: string,
-  payload: string,
+  payload: string | RawBuilder<unknown>,
   rows: { readonly from?: RawBuilder<unknown>; readonly when: RawBuilder<boolean> },
 ): RawBuilder<unknown> => sql`(${notification(channel, payload, rows)}) AS notified`
 

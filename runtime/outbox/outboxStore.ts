@@ -111,7 +111,7 @@ export const pokePlacedTimersPart = (clock: DatabaseClock, executions: string): 
       FROM ${sql.id(executions)}
       ON CONFLICT (routing_key, kind, id) DO UPDATE
         SET due_at_ms = EXCLUDED.due_at_ms, pokes = akter.outbox.pokes + 1, attempts = 0
-      RETURNING bucket`,
+      RETURNING bucket, wanted_hash IS NOT NULL AS wanted`,
   )
 
 /**

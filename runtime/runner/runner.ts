@@ -18,7 +18,7 @@ import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import { claimDueTimers, type ClaimedRow } from "../outbox/outboxStore.js"
-import { WAKE_CHANNEL } from "../outbox/notifications.js"
+import { WAKE_CHANNEL, wakeIsFor } from "../outbox/notifications.js"
 import { estimatedNow, localTimeWhenDue } from "../storage/clock.js"
 import { acceptManifests } from "./acceptManifests.js"
 import { ClaimLoop } from "./claimLoop.js"
@@ -302,7 +302,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       return passes.rerun(executionId, pokes)
     },
   })
-  const stopListening = await internals.storage.listen(WAKE_CHANNEL, poll)
+  // A wake of another runner's bucket finds nothing here: an empty claim would only cost a statement.
+  const stopListening = await internals.storage.listen(WAKE_CHANNEL, (payload) => {
+    if (wakeIsFor(payload, serves)) poll()
+  })
   const leaseReleases = await hearLeaseReleases(internals, () => leases.nudge())
   // Notifications sent while the LISTEN session was away were missed: one catch-up poll, looking
   // up due times again, and a heartbeat in case buckets were released meanwhile.
