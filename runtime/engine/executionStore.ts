@@ -16,7 +16,7 @@ import { createOwnerPart, fenceHeld, ownerSequencePart, type FoldedStart } from 
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
 import type { ParentLink } from "./startRequest.js"
-import { readStepsOf, stepRow, type StepRow } from "./stepStore.js"
+import { readStepsOf, stepRow, stepsFromJson, stepsJsonOf, type StepRow } from "./stepStore.js"
 
 /** The execution's row as a pass replays from it, with the pokes its timer counted. */
 export type ExecutionRow = Pick<
@@ -319,6 +319,103 @@ export const readExecutionSnapshots = async (
     ;(byId.get(executionId)?.steps as StepRow[] | undefined)?.push(step)
   }
   return keys.map((key) => byId.get(key.executionId))
+}
+
+/**
+ * The claim's `attached` column (outbox/outboxStore.ts `ClaimAttachment`): what
+ * `readExecutionSnapshots` reads of a claimed timer's execution, as json, in the claim's snapshot —
+ * so the pokes it reports are counted in the same snapshot as the interrupt flag and the steps, as
+ * that read counts them (the claim itself may have seen pokes committed since: a pass then replays
+ * once more). An empty array for a staged start, and for a timer whose execution is gone.
+ */
+export const claimedSnapshotColumn: RawBuilder<unknown> = sql`COALESCE((SELECT json_build_array(
+      e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow, e.execution_key,
+      e.manifest_hash, encode(e.input, 'base64'), e.caller, e.event_cursor, e.status, e.interrupt,
+      encode(e.result, 'base64'), e.started_at_ms, e.finished_at_ms, e.concurrency_key,
+      e.concurrency_value, e.parent_awaits, e.deadline_at_ms, e.interrupted_by,
+      COALESCE(o.pokes, 0), ${stepsJsonOf(sql`e.routing_key`, sql`e.execution_id`)})
+    FROM akter.executions e
+    LEFT JOIN akter.outbox o ON o.routing_key = e.routing_key AND o.kind = 'timer'
+      AND o.id = e.execution_id
+    WHERE c.kind = 'timer' AND e.routing_key = c.routing_key AND e.execution_id = c.id),
+  '[]'::json)`
+
+/** The snapshot `claimedSnapshotColumn` encoded; null when there is no execution. */
+export const snapshotFromJson = (value: unknown): ExecutionSnapshot | null => {
+  if (!Array.isArray(value) || value.length === 0) return null
+  const [
+    executionId,
+    tenant,
+    ownerType,
+    ownerId,
+    workflow,
+    executionKey,
+    manifestHash,
+    input,
+    caller,
+    eventCursor,
+    status,
+    interrupt,
+    result,
+    startedAt,
+    finishedAt,
+    concurrencyKey,
+    concurrencyValue,
+    parentAwaits,
+    deadlineAt,
+    interruptedBy,
+    pokes,
+    steps,
+  ] = value as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    number,
+    ExecutionStatusColumn,
+    boolean,
+    string | null,
+    number,
+    number | null,
+    string | null,
+    string | null,
+    boolean,
+    number | null,
+    InterruptCause | null,
+    number,
+    Parameters<typeof stepsFromJson>[0],
+  ]
+  return {
+    execution: {
+      execution_id: executionId,
+      tenant,
+      owner_type: ownerType,
+      owner_id: ownerId,
+      workflow,
+      execution_key: executionKey,
+      manifest_hash: manifestHash,
+      input: Buffer.from(input, "base64"),
+      caller,
+      event_cursor: eventCursor,
+      status,
+      interrupt,
+      result: result === null ? null : Buffer.from(result, "base64"),
+      started_at_ms: startedAt,
+      finished_at_ms: finishedAt,
+      concurrency_key: concurrencyKey,
+      concurrency_value: concurrencyValue,
+      parent_awaits: parentAwaits,
+      deadline_at_ms: deadlineAt,
+      interrupted_by: interruptedBy,
+      pokes,
+    },
+    steps: stepsFromJson(steps),
+  }
 }
 
 export interface ExecutionState {

@@ -52,6 +52,7 @@ import {
   awaitingParentPart,
   finishExecutionPart,
   readExecutionState,
+  type ExecutionSnapshot,
   type ExecutionState,
   type ExecutionStateReader,
   type GroupOfExecutions,
@@ -221,6 +222,11 @@ export const runPass = async (
     readonly guest?: boolean
     /** A start the runner took: the pass replays nothing, and its first write records the start. */
     readonly start?: UnstartedExecution
+    /**
+     * What the pass replays from, read by the claim that brought it (null: the execution is gone);
+     * without it, the pass reads it.
+     */
+    readonly snapshot?: ExecutionSnapshot | null
   } = {},
 ): Promise<PassOutcome> => {
   const guest = options.guest === true
@@ -243,7 +249,9 @@ export const runPass = async (
   const { start } = options
   const snapshot =
     start?.snapshot ??
-    (await services.snapshots.submit({ routingKey: owner.routingKey, executionId }))
+    (options.snapshot === undefined
+      ? await services.snapshots.submit({ routingKey: owner.routingKey, executionId })
+      : (options.snapshot ?? undefined))
   if (snapshot === undefined) return { kind: "finished" }
   if (snapshot.execution.status === "finished") {
     // A finished execution's timer is claimed only when its finish kept it for the sweep of its

@@ -64,6 +64,71 @@ export const readStepsOf = async (
 }
 
 /**
+ * The steps of the execution `execution_id` of `routing_key` (SQL expressions) as a json array, in
+ * the order `readStepsOf` reads them, for a statement that reads them beside something else (the
+ * claim, engine/executionStore.ts `claimedSnapshotColumn`); `stepsFromJson` decodes it.
+ */
+export const stepsJsonOf = (
+  routingKey: RawBuilder<unknown>,
+  executionId: RawBuilder<unknown>,
+): RawBuilder<unknown> =>
+  sql`COALESCE((SELECT json_agg(json_build_array(s.step, s.attempt, s.kind, encode(s.exit, 'base64'),
+        s.due_at_ms, s.wait_event, s.wait_after, s.scanned, s.matched, s.version, s.started_at_ms,
+        s.settled_at_ms, s.child_id) ORDER BY s.step, s.attempt)
+      FROM akter.steps s WHERE s.routing_key = ${routingKey} AND s.execution_id = ${executionId}),
+    '[]'::json)`
+
+type StepJson = [
+  string,
+  number,
+  StepRow["kind"],
+  string | null,
+  number | null,
+  string | null,
+  number | null,
+  number | null,
+  number | null,
+  number | null,
+  number,
+  number | null,
+  string | null,
+]
+
+/** The rows `stepsJsonOf` encoded. */
+export const stepsFromJson = (steps: readonly StepJson[]): StepRow[] =>
+  steps.map(
+    ([
+      step,
+      attempt,
+      kind,
+      exit,
+      dueAt,
+      waitEvent,
+      waitAfter,
+      scanned,
+      matched,
+      version,
+      startedAt,
+      settledAt,
+      childId,
+    ]) => ({
+      step,
+      attempt,
+      kind,
+      exit: exit === null ? null : Buffer.from(exit, "base64"),
+      due_at_ms: dueAt,
+      wait_event: waitEvent,
+      wait_after: waitAfter,
+      scanned,
+      matched,
+      version,
+      started_at_ms: startedAt,
+      settled_at_ms: settledAt,
+      child_id: childId,
+    }),
+  )
+
+/**
  * Records each declared marker's current value once, with the start that inserted the execution
  * named `inserted` (attempt 0, kind `version`): an attaching start records nothing.
  */

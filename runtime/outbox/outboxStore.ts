@@ -181,7 +181,23 @@ export interface ClaimedRow {
   readonly lagMs: number
   /** The row's pokes when claimed: every emit or interrupt that poked it before is committed. */
   readonly pokes: number
+  /**
+   * The claim's `ClaimAttachment`, when the claimer asked for one and the row did not change between
+   * the statement's snapshot and its claim.
+   */
+  readonly attached?: unknown
 }
+
+/**
+ * A column the claim statement also returns for each row it claimed, as `ClaimedRow.attached`: it
+ * may refer to the claimed row as `c` (`c.routing_key`, `c.kind`, `c.id`), must not be null, and
+ * reads the statement's snapshot, as of before the claim. A runner reads what a pass replays from
+ * this way, in the claim's round trip (engine/executionStore.ts `claimedSnapshotColumn`). The
+ * snapshot is taken when the statement starts and the row is locked later: a commit in between
+ * that changed the row (a suspend that kept it due, an emit's poke) may have written what the
+ * snapshot misses, so for such a row nothing is attached, and the claimer reads afresh.
+ */
+export type ClaimAttachment = RawBuilder<unknown>
 
 /**
  * Claims up to `limit` due rows that `which` selects (a condition on `o`, the outbox row) and moves
@@ -194,6 +210,7 @@ const claimDueWhere = async (
   which: RawBuilder<boolean>,
   limit: number,
   recoveryMs: number,
+  attach: ClaimAttachment | undefined,
 ): Promise<ClaimedRow[]> => {
   const { rows } = await sql<{
     routing_key: string
@@ -209,22 +226,33 @@ const claimDueWhere = async (
     wanted_hash: string | null
     lag_ms: number
     pokes: string | number
+    attached?: unknown
   }>`
     WITH now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
-      SELECT o.routing_key, o.kind, o.id, now.ms - o.due_at_ms AS lag_ms FROM akter.outbox o, now
+      SELECT o.routing_key, o.kind, o.id, now.ms - o.due_at_ms AS lag_ms, o.xmin AS locked_xmin
+      FROM akter.outbox o, now
       WHERE o.due_at_ms <= now.ms AND ${which}
       ORDER BY o.due_at_ms
       LIMIT ${limit}
-      FOR UPDATE OF o SKIP LOCKED)
-    UPDATE akter.outbox o
-    SET due_at_ms = (SELECT ms FROM now) + ${recoveryMs}::bigint, attempts = o.attempts + 1
-    FROM due
-    WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
-    RETURNING o.routing_key::text AS routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type,
-      o.owner_id, o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms, o.pokes`.execute(
-    db,
-  )
+      FOR UPDATE OF o SKIP LOCKED),
+    claimed AS (
+      UPDATE akter.outbox o
+      SET due_at_ms = (SELECT ms FROM now) + ${recoveryMs}::bigint, attempts = o.attempts + 1
+      FROM due
+      WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
+      RETURNING o.routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type, o.owner_id,
+        o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms, o.pokes, due.locked_xmin)
+    SELECT c.routing_key::text AS routing_key, c.kind, c.id, c.bucket, c.tenant, c.owner_type,
+      c.owner_id, c.due_at_ms, c.attempts, c.payload, c.wanted_hash, c.lag_ms,
+      c.pokes${
+        attach === undefined
+          ? sql``
+          : sql`, CASE WHEN c.locked_xmin = (SELECT s.xmin FROM akter.outbox s
+              WHERE s.routing_key = c.routing_key AND s.kind = c.kind AND s.id = c.id)
+            THEN ${attach} END AS attached`
+      }
+    FROM claimed c`.execute(db)
   return rows.map((row) => ({
     routingKey: row.routing_key,
     kind: row.kind,
@@ -239,6 +267,7 @@ const claimDueWhere = async (
     wanted: row.wanted_hash !== null,
     lagMs: row.lag_ms,
     pokes: Number(row.pokes),
+    ...(attach === undefined || row.attached === null ? {} : { attached: row.attached }),
   }))
 }
 
@@ -254,6 +283,7 @@ export const claimDue = async (
   served: readonly string[],
   limit: number,
   recoveryMs: number,
+  attach?: ClaimAttachment,
 ): Promise<ClaimedRow[]> => {
   if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []
   return claimDueWhere(
@@ -263,6 +293,7 @@ export const claimDue = async (
           OR o.wanted_hash = ANY(${served}::text[]))`,
     limit,
     recoveryMs,
+    attach,
   )
 }
 
@@ -278,6 +309,7 @@ export const claimDueTimers = async (
   timers: readonly { readonly routingKey: string; readonly executionId: string }[],
   buckets: readonly number[],
   recoveryMs: number,
+  attach?: ClaimAttachment,
 ): Promise<ClaimedRow[]> => {
   if (timers.length === 0 || buckets.length === 0) return []
   return claimDueWhere(
@@ -289,6 +321,7 @@ export const claimDueTimers = async (
             ${timers.map((t) => t.executionId)}::text[])))`,
     timers.length,
     recoveryMs,
+    attach,
   )
 }
 

@@ -9,6 +9,7 @@
  */
 import type { AkterInternals } from "../akter.js"
 import type { Logger } from "../log.js"
+import { claimedSnapshotColumn } from "../engine/executionStore.js"
 import { claimDue, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
 import { faultPoint } from "../faults.js"
 import { timeoutDelay } from "../storage/clock.js"
@@ -136,6 +137,8 @@ export class ClaimLoop {
           this.options.manifests,
           free,
           this.options.recoveryMs,
+          // What each claimed execution's pass replays from comes back with the claim.
+          claimedSnapshotColumn,
         )
         faultPoint("claim.after")
       }

@@ -7,7 +7,7 @@
  * waiting in memory for its timer (engine/pass.ts `Residency`) stays live but holds no slot.
  */
 import type { AkterInternals } from "../akter.js"
-import type { UnstartedExecution } from "../engine/executionStore.js"
+import type { ExecutionSnapshot, UnstartedExecution } from "../engine/executionStore.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
 import type { Logger } from "../log.js"
 import { markWanted } from "../outbox/outboxStore.js"
@@ -193,6 +193,8 @@ export class LivePasses {
     guest = false,
     /** A start this runner took: its first pass reads nothing, and its first write starts it. */
     start?: UnstartedExecution,
+    /** What the first pass replays from, read by the claim (null: the execution is gone). */
+    claimedSnapshot?: ExecutionSnapshot | null,
   ): Promise<void> {
     const { internals, log, services, health, handBack } = this.options
     const entry: LivePass = { control: undefined, rerun: false, bucket: owner.bucket, owner }
@@ -202,6 +204,7 @@ export class LivePasses {
     const guestActivation = guest ? new Activation(owner) : undefined
     let outcome: PassOutcome | undefined
     let unstarted = start
+    let snapshot = claimedSnapshot
     let claimNow = false
     try {
       for (;;) {
@@ -214,9 +217,15 @@ export class LivePasses {
           (control) => {
             entry.control = control
           },
-          { guest, ...(unstarted === undefined ? {} : { start: unstarted }) },
+          {
+            guest,
+            ...(unstarted === undefined ? {} : { start: unstarted }),
+            ...(snapshot === undefined ? {} : { snapshot }),
+          },
         )
         unstarted = undefined
+        // A pass that runs again reads again: the claim's snapshot is behind what it wrote.
+        snapshot = undefined
         if (
           outcome.kind === "incompatible" &&
           !this.options.manifests.includes(outcome.manifestHash)

@@ -12,7 +12,13 @@ import { randomUUID } from "node:crypto"
 import { internalsOf, type Akter } from "../akter.js"
 import type { WorkflowImplementation } from "../engine/workflowApi.js"
 import type { PassServices } from "../engine/pass.js"
-import { readExecutionSnapshots, readExecutionStates } from "../engine/executionStore.js"
+import {
+  claimedSnapshotColumn,
+  readExecutionSnapshots,
+  readExecutionStates,
+  snapshotFromJson,
+  type ExecutionSnapshot,
+} from "../engine/executionStore.js"
 import { writeStepBatch } from "../engine/stepBatch.js"
 import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration } from "../model/registration.js"
@@ -218,7 +224,14 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     leaseValidUntil: () => leases.heldUntil,
     free: () => concurrency - passes.size,
     claim: (due) =>
-      claimDueTimers(internals.storage.db, internals.clock, due, leases.buckets, recoveryMs),
+      claimDueTimers(
+        internals.storage.db,
+        internals.clock,
+        due,
+        leases.buckets,
+        recoveryMs,
+        claimedSnapshotColumn,
+      ),
     dispatch: (row) => dispatch(row),
     unclaimed: (error) => {
       if (error !== undefined && !health.failed(error)) {
@@ -240,6 +253,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     claims.passesEnded(kept ? undefined : dueAt, claimNow)
   }
 
+  /** What the claim read for the row's pass: undefined when it read nothing, null: no execution. */
+  const snapshotOfClaimed = (row: ClaimedRow): ExecutionSnapshot | null | undefined =>
+    row.attached === undefined ? undefined : snapshotFromJson(row.attached)
   /** Routes a claimed row: a staged start to the relay, a timer to its execution's pass. */
   const dispatch = (row: ClaimedRow) => {
     if (row.kind === "start") {
@@ -262,7 +278,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       routingKey: row.routingKey,
       bucket: row.bucket,
     }
-    track(passes.run(owner, row.id, guest))
+    track(passes.run(owner, row.id, guest, undefined, snapshotOfClaimed(row)))
   }
   const claims: ClaimLoop = new ClaimLoop({
     internals,
