@@ -196,28 +196,34 @@ export class PassWriter {
           this.patchExecution(execution)
           execution = {}
         }
-        const generation = this.activation.held
         // A final write drops what is held: the steps it would settle are deleted with it.
         const batchedSettles = final ? [] : settles
         if (
           batched !== undefined &&
           start === undefined &&
-          generation !== undefined &&
           (final || (held.length === 0 && isEmptyPatch(execution))) &&
           batchedSettles.length <= 1 &&
           batchedSettles.every((settle) => settle.matched === undefined)
         ) {
           faultPoint(`${label}.before`)
           if (batchedSettles.length > 0) faultPoint("settle.before")
-          const outcome = await this.batcher.submit({
-            owner: this.activation.owner,
-            generation,
-            executionId: this.executionId,
-            ...(batchedSettles[0] === undefined ? {} : { settle: batchedSettles[0] }),
-            ...(batched.begin === undefined ? {} : { begin: batched.begin }),
-            ...(batched.finish === undefined ? {} : { finish: batched.finish }),
-            ...(batched.outcome === undefined ? {} : { outcome: batched.outcome }),
-          })
+          // Under the generation held, or, as the activation's first write, taking the owner.
+          let generation: number | undefined
+          const outcome = await this.activation.batched(
+            (held) => {
+              generation = held
+              return this.batcher.submit({
+                owner: this.activation.owner,
+                generation: held ?? null,
+                executionId: this.executionId,
+                ...(batchedSettles[0] === undefined ? {} : { settle: batchedSettles[0] }),
+                ...(batched.begin === undefined ? {} : { begin: batched.begin }),
+                ...(batched.finish === undefined ? {} : { finish: batched.finish }),
+                ...(batched.outcome === undefined ? {} : { outcome: batched.outcome }),
+              })
+            },
+            (outcome) => outcome.generation ?? undefined,
+          )
           if (!outcome.fenced) throw new StaleGeneration(this.activation.owner, generation)
           if (!outcome.settled) throw new Error("a held settle matched no pending step")
           if (batchedSettles.length > 0) faultPoint("settle.after")

@@ -23,7 +23,8 @@ import { batchBeginSql, batchDeleteStepsSql, batchSettleSql, type HeldSettle } f
  */
 export interface StepBatchWrite {
   readonly owner: OwnerPlacement
-  readonly generation: number
+  /** The generation the runner holds; null: this write takes the owner (advances it). */
+  readonly generation: number | null
   readonly executionId: string
   readonly settle?: HeldSettle
   readonly begin?: { readonly step: string; readonly attempt: number }
@@ -37,8 +38,13 @@ export interface StepBatchWrite {
 export type StepBatcher = StatementBatcher<StepBatchWrite, StepBatchOutcome>
 
 export interface StepBatchOutcome {
-  /** The owner was at the held generation (locked for the statement); false: nothing written. */
+  /**
+   * The owner was at the held generation, or this write took it (locked for the statement); false:
+   * nothing written.
+   */
   readonly fenced: boolean
+  /** The generation the row wrote under: the one held, or the one it took (null: not fenced). */
+  readonly generation: number | null
   /** The held settle matched its pending attempt (true when there was none to settle). */
   readonly settled: boolean
   /** The begun attempt's recorded start time, if one was begun. */
@@ -50,8 +56,8 @@ export interface StepBatchOutcome {
 /**
  * Settles and begins activity attempts and records results of many executions in one statement —
  * one round trip and one commit for every pass that was waiting to write — with the guarantees of
- * the one-execution parts: each row writes only under its owner's held generation (the owners are
- * locked in one order, so two batches never deadlock); exactly one writer settles an attempt
+ * the one-execution parts: each row writes only under its owner's held generation, or takes the
+ * owner by advancing it (the owners are locked in one order, so two batches never deadlock); exactly one writer settles an attempt
  * (`exit IS NULL`); the next attempt is begun only if the held settle matched, as when a failed
  * settle aborted its statement; exactly one result is recorded (status not yet finished), with the
  * steps and the timer deleted and, where a caller elsewhere awaits it, a notification (`notify`:
@@ -125,11 +131,13 @@ export const writeStepBatch = async (
   const notifiedColumn = finishing ? sql`, (SELECT count(*) FROM notified) AS notified` : sql``
   const { rows } = await sql<{
     fenced: boolean
+    generation: number | null
     settled: boolean
     started_at_ms: number | null
     finished: boolean
   }>`WITH ${sql.join(parts)}
     SELECT i.n IN (SELECT n FROM fenced) AS fenced,
+      (SELECT f.held FROM fenced f WHERE f.n = i.n) AS generation,
       ${settling ? sql`i.settle_step IS NULL OR i.n IN (SELECT n FROM settled)` : sql`true`} AS settled,
       ${
         beginning
@@ -140,6 +148,7 @@ export const writeStepBatch = async (
     FROM input i ORDER BY i.n`.execute(db)
   return rows.map((row) => ({
     fenced: row.fenced,
+    generation: row.generation === null ? null : Number(row.generation),
     settled: row.settled,
     startedAtMs: row.started_at_ms === null ? null : Number(row.started_at_ms),
     finished: row.finished,

@@ -65,22 +65,43 @@ const activatingFence = (owner: OwnerPlacement): StatementPart => ({
 
 /**
  * The fence of a batch of writes (engine/stepBatch.ts), whose `input` part names for each row an
- * owner and the generation its runner holds: `fence` locks the owners found at their held
- * generation — in one order, so two batches never deadlock — and `fenced` keeps the input rows
- * whose owner it found. A row whose owner moved on is in neither, and writes nothing.
+ * owner and the generation its runner holds, or null for a row whose write takes the owner (its
+ * runner's first write under a new activation). `locked` locks every owner the batch names — in one
+ * order, so two batches never deadlock — `advanced` advances the generation of those some row
+ * takes, so from this commit on every writer holding an older one is refused, and `fence` is each
+ * locked owner at the generation the statement writes under. `fenced` keeps the input rows whose
+ * owner is at the generation they hold (not taken in this batch: a take supersedes them), or that
+ * take it; `held` is that generation. A row whose owner moved on is in neither, and writes nothing.
  */
 export const batchFenceSql = (): RawBuilder<unknown>[] => [
-  sql`fence AS (
+  sql`locked AS (
       SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
-      WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation) IN (
-        SELECT routing_key, tenant, owner_type, owner_id, generation FROM input)
+      WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id) IN (
+        SELECT routing_key, tenant, owner_type, owner_id FROM input)
       ORDER BY o.routing_key, o.tenant, o.owner_type, o.owner_id
       FOR UPDATE
     )`,
+  sql`advanced AS (
+      UPDATE akter.owners o SET generation = o.generation + 1
+      FROM locked l
+      WHERE o.routing_key = l.routing_key AND o.tenant = l.tenant AND o.owner_type = l.owner_type
+        AND o.owner_id = l.owner_id
+        AND EXISTS (SELECT 1 FROM input i WHERE i.generation IS NULL
+          AND i.routing_key = l.routing_key AND i.tenant = l.tenant
+          AND i.owner_type = l.owner_type AND i.owner_id = l.owner_id)
+      RETURNING o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation
+    )`,
+  sql`fence AS (
+      SELECT l.routing_key, l.tenant, l.owner_type, l.owner_id,
+        COALESCE(a.generation, l.generation) AS generation, a.generation IS NOT NULL AS taken
+      FROM locked l LEFT JOIN advanced a ON a.routing_key = l.routing_key AND a.tenant = l.tenant
+        AND a.owner_type = l.owner_type AND a.owner_id = l.owner_id
+    )`,
   sql`fenced AS (
-      SELECT i.* FROM input i JOIN fence f ON f.routing_key = i.routing_key
+      SELECT i.*, f.generation AS held FROM input i JOIN fence f ON f.routing_key = i.routing_key
         AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
-        AND f.generation = i.generation
+        AND (CASE WHEN i.generation IS NULL THEN f.taken
+          ELSE NOT f.taken AND f.generation = i.generation END)
     )`,
 ]
 
@@ -262,6 +283,18 @@ export class Activation {
     if (!outcome.created) return { kind: "attached" }
     if (outcome.generation === undefined) return { kind: "stale" }
     return { kind: "written", result: outcome.result }
+  }
+
+  /**
+   * Runs a row of a batch of writes (engine/stepBatch.ts) under the generation held, or, given none
+   * (`held` undefined), as the row that takes it: one write at a time takes it, the others wait
+   * for it. `taken` says which generation the row wrote under (undefined: none, it was stale).
+   */
+  batched<O>(
+    write: (held: number | undefined) => Promise<O>,
+    taken: (outcome: O) => number | undefined,
+  ): Promise<O> {
+    return this.behindFence(write, taken)
   }
 
   /**

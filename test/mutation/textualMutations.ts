@@ -53,11 +53,9 @@ export const textualMutations: readonly TextualMutation[] = [
     file: FENCE,
     edits: [
       {
-        find: "WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation) IN (\n        SELECT routing_key, tenant, owner_type, owner_id, generation FROM input)",
-        replace:
-          "WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id) IN (\n        SELECT routing_key, tenant, owner_type, owner_id FROM input)",
+        find: "ELSE NOT f.taken AND f.generation = i.generation END",
+        replace: "ELSE NOT f.taken END",
       },
-      { find: "\n        AND f.generation = i.generation", replace: "" },
     ],
     guards: [
       "test/runtime/batchedStatements.test.ts",
@@ -132,6 +130,19 @@ export const textualMutations: readonly TextualMutation[] = [
         find: "UPDATE akter.owners SET generation = generation + 1\n    WHERE ${matchesOwner(owner)}\n",
         replace:
           "UPDATE akter.owners SET generation = generation\n    WHERE ${matchesOwner(owner)}\n",
+      },
+    ],
+    guards: [PASS_WRITES, STALE],
+  },
+  {
+    id: "batch-activation-advances",
+    invariant:
+      "an activation's first write, in a batch, advances the owner's generation, fencing out the previous holder",
+    file: FENCE,
+    edits: [
+      {
+        find: "UPDATE akter.owners o SET generation = o.generation + 1\n      FROM locked l",
+        replace: "UPDATE akter.owners o SET generation = o.generation\n      FROM locked l",
       },
     ],
     guards: [PASS_WRITES, STALE],

@@ -87,8 +87,14 @@ describeEachBackend("batched statements", (backend) => {
       { ...b, generation: 7, settle: { step: "s1", attempt: 1, exit: exit(1) } },
     ])
     expect(second).toEqual([
-      { fenced: true, settled: true, startedAtMs: expect.any(Number), finished: false },
-      { fenced: false, settled: false, startedAtMs: null, finished: false },
+      {
+        fenced: true,
+        generation: 0,
+        settled: true,
+        startedAtMs: expect.any(Number),
+        finished: false,
+      },
+      { fenced: false, generation: null, settled: false, startedAtMs: null, finished: false },
     ])
     expect(await stepsOf(a.executionId)).toEqual([
       { step: "s1", attempt: 1, exit: exit(1), due_at_ms: null },
@@ -108,8 +114,8 @@ describeEachBackend("batched statements", (backend) => {
       { ...b, settle: { step: "s1", attempt: 1, exit: exit(2), retryAtMs: 123 } },
     ])
     expect(third).toEqual([
-      { fenced: true, settled: false, startedAtMs: null, finished: false },
-      { fenced: true, settled: true, startedAtMs: null, finished: false },
+      { fenced: true, generation: 0, settled: false, startedAtMs: null, finished: false },
+      { fenced: true, generation: 0, settled: true, startedAtMs: null, finished: false },
     ])
     expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
       ["s1", exit(1)],
@@ -140,10 +146,22 @@ describeEachBackend("batched statements", (backend) => {
       { ...d, settle: { step: "w", attempt: 1, exit: exit(4), matched: 5 } },
     ])
     expect(outcomes).toEqual([
-      { fenced: true, settled: true, startedAtMs: expect.any(Number), finished: false },
-      { fenced: true, settled: true, startedAtMs: expect.any(Number), finished: false },
-      { fenced: true, settled: true, startedAtMs: null, finished: true },
-      { fenced: true, settled: true, startedAtMs: null, finished: false },
+      {
+        fenced: true,
+        generation: 0,
+        settled: true,
+        startedAtMs: expect.any(Number),
+        finished: false,
+      },
+      {
+        fenced: true,
+        generation: 0,
+        settled: true,
+        startedAtMs: expect.any(Number),
+        finished: false,
+      },
+      { fenced: true, generation: 0, settled: true, startedAtMs: null, finished: true },
+      { fenced: true, generation: 0, settled: true, startedAtMs: null, finished: false },
     ])
     expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
       ["s1", exit(1)],
@@ -226,6 +244,7 @@ describeEachBackend("batched statements", (backend) => {
     ])
     expect(again[0]).toEqual({
       fenced: true,
+      generation: 0,
       settled: true,
       startedAtMs: begunA!.startedAtMs,
       finished: false,

@@ -373,18 +373,18 @@ describeEachBackend("pass writes", (backend) => {
   it("sends a held settle and the next begin as one batch row, and two held settles as a plain statement", async () => {
     const { executionId, writer, batchRows } = await execution()
     const pass = writer()
-    // The first write takes the owner (a plain statement); the next ones hold its generation.
+    // The first write takes the owner (a batch row that advances it); the next ones hold it.
     await pass.beginActivity("s1", 1)
     await pass.beginActivity("s2", 1)
     await pass.beginActivity("s3", 1)
-    expect(batchRows()).toBe(2)
+    expect(batchRows()).toBe(3)
     pass.holdSettle({ step: "s1", attempt: 1, exit: exit(1) })
     await pass.beginActivity("s4", 1)
-    expect(batchRows()).toBe(3)
+    expect(batchRows()).toBe(4)
     pass.holdSettle({ step: "s2", attempt: 1, exit: exit(2) })
     pass.holdSettle({ step: "s3", attempt: 1, exit: exit(3) })
     await pass.beginActivity("s5", 1)
-    expect(batchRows()).toBe(3)
+    expect(batchRows()).toBe(4)
     expect(await stepsOf(executionId)).toEqual([
       ["s1#1", exit(1)],
       ["s2#1", exit(2)],
@@ -401,7 +401,7 @@ describeEachBackend("pass writes", (backend) => {
     await pass.beginActivity("w", 1)
     pass.holdSettle({ step: "w", attempt: 1, exit: exit(1), matched: 3 })
     await pass.beginActivity("s2", 1)
-    expect(batchRows()).toBe(1)
+    expect(batchRows()).toBe(2)
     expect(await settledOf(executionId)).toEqual([
       ["s1", null, null],
       ["s2", null, null],
@@ -417,12 +417,12 @@ describeEachBackend("pass writes", (backend) => {
     await pass.beginActivity("s3", 1)
     pass.holdSettle({ step: "s1", attempt: 1, exit: exit(1), retryAtMs: 111_000 })
     await pass.beginActivity("s4", 1)
-    expect(batchRows()).toBe(3)
+    expect(batchRows()).toBe(4)
     // Two held settles: a plain statement.
     pass.holdSettle({ step: "s2", attempt: 1, exit: exit(2), retryAtMs: 222_000 })
     pass.holdSettle({ step: "s3", attempt: 1, exit: exit(3) })
     await pass.beginActivity("s5", 1)
-    expect(batchRows()).toBe(3)
+    expect(batchRows()).toBe(4)
     const rows = await db()
       .selectFrom("akter.steps")
       .select(["step", "exit", "due_at_ms"])
@@ -444,7 +444,7 @@ describeEachBackend("pass writes", (backend) => {
     const pass = writer()
     await pass.beginActivity("s1", 1)
     await pass.beginActivity("s2", 1)
-    expect(batchRows()).toBe(1)
+    expect(batchRows()).toBe(2)
     const napping = beginSleepPart(
       internals().clock,
       { routingKey: owner.routingKey, executionId, step: "nap", attempt: 1 },
@@ -455,7 +455,7 @@ describeEachBackend("pass writes", (backend) => {
     pass.patchExecution({ cursor: 7 })
     pass.patchExecution({ status: "suspended" })
     await pass.beginActivity("s4", 1)
-    expect(batchRows()).toBe(1)
+    expect(batchRows()).toBe(2)
     expect((await stepsOf(executionId)).map(([step]) => step)).toEqual([
       "nap#1",
       "s1#1",
@@ -514,7 +514,7 @@ describeEachBackend("pass writes", (backend) => {
         },
       }),
     ).toBe(true)
-    expect(batchRows()).toBe(1)
+    expect(batchRows()).toBe(2)
     const outcomeOf = async (id: string) =>
       (
         await db()
@@ -540,7 +540,7 @@ describeEachBackend("pass writes", (backend) => {
     pass.holdSettle({ step: "s1", attempt: 1, exit: exit(1) })
     // The finish's statement throws: only a batch row records it.
     expect(await finishWrite(pass, encodeJson({ _tag: "Success", value: {} }))).toBe(true)
-    expect(batchRows()).toBe(1)
+    expect(batchRows()).toBe(2)
     expect(await executionRow(executionId)).toEqual({ status: "finished", event_cursor: 0 })
     expect(await stepsOf(executionId)).toEqual([])
     expect((await auditOf(executionId)).settles).toEqual([])
