@@ -585,7 +585,22 @@ export const batchFinishSql = (clock: DatabaseClock): RawBuilder<unknown> =>
         FROM fenced f
         WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
           AND e.execution_id = f.execution_id AND e.status <> 'finished'
-        RETURNING f.n, e.routing_key, e.execution_id, e.awaited
+        RETURNING f.n, e.routing_key, e.execution_id, e.awaited, e.parent_routing_key,
+          e.parent_execution_id, e.parent_awaits
+      )`
+
+/**
+ * The batch's awaiting parents (engine/stepBatch.ts): as `awaitingParentPart`, for every row of
+ * `finished` whose parent awaits it and is open, each parent once (two children of one parent may
+ * finish in one batch).
+ */
+export const batchAwaitingParentsSql = (): RawBuilder<unknown> =>
+  sql`parents AS (
+        SELECT DISTINCT p.routing_key, p.execution_id, p.bucket, p.tenant, p.owner_type, p.owner_id
+        FROM finished f
+        JOIN akter.executions p
+          ON p.routing_key = f.parent_routing_key AND p.execution_id = f.parent_execution_id
+        WHERE f.parent_awaits AND p.status <> 'finished'
       )`
 
 /**

@@ -795,7 +795,8 @@ const finishAdmitting = async (
 
 /**
  * The finish of an execution in no concurrency group: a step batch row when it can go as one (not
- * when it wakes a parent or keeps its timer for its children's sweep).
+ * when it keeps its timer for its children's sweep, or records an interrupt's cause); a batch row
+ * wakes an awaiting parent as the plain statement does.
  */
 const finishWrite = async (
   services: PassServices,
@@ -810,13 +811,13 @@ const finishWrite = async (
     return { final: true, parts, select, read: finishedOf }
   }
   // The step batch records no interrupt cause: an interrupt (rare) goes as its own statement.
-  if (family.wakesParent || family.sweeps || interruptedBy !== undefined) {
+  if (family.sweeps || interruptedBy !== undefined) {
     return state.writer.write("finish", statement())
   }
   return state.writer.write("finish", {
     finish: stored,
     outcome,
-    read: (outcome) => ({ finished: outcome.finished, parentBucket: null }),
+    read: (outcome) => ({ finished: outcome.finished, parentBucket: outcome.parentBucket }),
     statement,
   })
 }

@@ -8,12 +8,17 @@
 import { sql, type RawBuilder } from "kysely"
 import { batchFenceSql } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { batchDeleteTimersSql } from "../outbox/outboxStore.js"
-import { FINISHED_CHANNEL, notification } from "../outbox/notifications.js"
+import { batchDeleteTimersSql, pokeParentsSql } from "../outbox/outboxStore.js"
+import {
+  FINISHED_CHANNEL,
+  notification,
+  WAKE_CHANNEL,
+  wakePayloadOfRow,
+} from "../outbox/notifications.js"
 import type { DatabaseClock } from "../storage/clock.js"
 import type { ExecutionOutcome, Queryable } from "../storage/database.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
-import { batchFinishSql } from "./executionStore.js"
+import { batchAwaitingParentsSql, batchFinishSql } from "./executionStore.js"
 import { batchBeginSql, batchDeleteStepsSql, batchSettleSql, type HeldSettle } from "./stepStore.js"
 
 /**
@@ -51,6 +56,8 @@ export interface StepBatchOutcome {
   readonly startedAtMs: number | null
   /** The result was recorded (false: the execution had finished already, or no finish asked). */
   readonly finished: boolean
+  /** The bucket of the awaiting parent whose timer the finish poked (null: none). */
+  readonly parentBucket: number | null
 }
 
 /**
@@ -125,16 +132,29 @@ export const writeStepBatch = async (
         from: sql`finished f`,
         when: sql`f.awaited AND ${notify}::boolean`,
       })})`,
+      batchAwaitingParentsSql(),
+      pokeParentsSql(clock, "parents", "parents_poked"),
+      // Runners of other processes hear of the parents' due timers at once (Postgres).
+      sql`parents_woken AS (${notification(WAKE_CHANNEL, sql`w.payload`, {
+        from: sql`(SELECT DISTINCT ${wakePayloadOfRow} AS payload FROM parents_poked) w`,
+        when: sql`${notify}::boolean`,
+      })})`,
     )
   }
   // A plain SELECT part runs only when referred to: this is what sends the notifications.
-  const notifiedColumn = finishing ? sql`, (SELECT count(*) FROM notified) AS notified` : sql``
+  const notifiedColumn = finishing
+    ? sql`, (SELECT count(*) FROM notified) + (SELECT count(*) FROM parents_woken) AS notified,
+        (SELECT pp.bucket FROM finished f JOIN parents_poked pp
+          ON pp.routing_key = f.parent_routing_key AND pp.id = f.parent_execution_id
+          WHERE f.n = i.n) AS parent_bucket`
+    : sql``
   const { rows } = await sql<{
     fenced: boolean
     generation: number | null
     settled: boolean
     started_at_ms: number | null
     finished: boolean
+    parent_bucket?: number | null
   }>`WITH ${sql.join(parts)}
     SELECT i.n IN (SELECT n FROM fenced) AS fenced,
       (SELECT f.held FROM fenced f WHERE f.n = i.n) AS generation,
@@ -152,5 +172,9 @@ export const writeStepBatch = async (
     settled: row.settled,
     startedAtMs: row.started_at_ms === null ? null : Number(row.started_at_ms),
     finished: row.finished,
+    parentBucket:
+      row.parent_bucket === null || row.parent_bucket === undefined
+        ? null
+        : Number(row.parent_bucket),
   }))
 }

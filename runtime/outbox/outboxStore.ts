@@ -102,17 +102,27 @@ export const armAdmittedTimersPart = (clock: DatabaseClock, admitted: string): S
  * Returns each poked timer's bucket.
  */
 export const pokePlacedTimersPart = (clock: DatabaseClock, executions: string): StatementPart =>
-  part(
-    "poked",
-    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+  part("poked", () => pokePlacedTimersSql(clock, executions))
+
+const pokePlacedTimersSql = (clock: DatabaseClock, executions: string) =>
+  sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
         due_at_ms, pokes)
       SELECT routing_key, 'timer', execution_id, bucket, tenant, owner_type, owner_id,
         ${nowMs(clock)}, 1
       FROM ${sql.id(executions)}
       ON CONFLICT (routing_key, kind, id) DO UPDATE
         SET due_at_ms = EXCLUDED.due_at_ms, pokes = akter.outbox.pokes + 1, attempts = 0
-      RETURNING bucket, wanted_hash IS NOT NULL AS wanted`,
-  )
+      RETURNING routing_key, id, bucket, wanted_hash IS NOT NULL AS wanted`
+
+/**
+ * The step batch's pokes of the awaiting parents its finishes found (engine/stepBatch.ts): as
+ * `pokePlacedTimersPart`, a CTE named `name` over the one named `parents` (each parent once).
+ */
+export const pokeParentsSql = (
+  clock: DatabaseClock,
+  parents: string,
+  name: string,
+): RawBuilder<unknown> => sql`${sql.id(name)} AS (${pokePlacedTimersSql(clock, parents)})`
 
 /**
  * Deletes the execution's timer when `when` holds. Given `pokesSeen` (a suspend with nothing to

@@ -93,8 +93,16 @@ describeEachBackend("batched statements", (backend) => {
         settled: true,
         startedAtMs: expect.any(Number),
         finished: false,
+        parentBucket: null,
       },
-      { fenced: false, generation: null, settled: false, startedAtMs: null, finished: false },
+      {
+        fenced: false,
+        generation: null,
+        settled: false,
+        startedAtMs: null,
+        finished: false,
+        parentBucket: null,
+      },
     ])
     expect(await stepsOf(a.executionId)).toEqual([
       { step: "s1", attempt: 1, exit: exit(1), due_at_ms: null },
@@ -114,8 +122,22 @@ describeEachBackend("batched statements", (backend) => {
       { ...b, settle: { step: "s1", attempt: 1, exit: exit(2), retryAtMs: 123 } },
     ])
     expect(third).toEqual([
-      { fenced: true, generation: 0, settled: false, startedAtMs: null, finished: false },
-      { fenced: true, generation: 0, settled: true, startedAtMs: null, finished: false },
+      {
+        fenced: true,
+        generation: 0,
+        settled: false,
+        startedAtMs: null,
+        finished: false,
+        parentBucket: null,
+      },
+      {
+        fenced: true,
+        generation: 0,
+        settled: true,
+        startedAtMs: null,
+        finished: false,
+        parentBucket: null,
+      },
     ])
     expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
       ["s1", exit(1)],
@@ -152,6 +174,7 @@ describeEachBackend("batched statements", (backend) => {
         settled: true,
         startedAtMs: expect.any(Number),
         finished: false,
+        parentBucket: null,
       },
       {
         fenced: true,
@@ -159,9 +182,24 @@ describeEachBackend("batched statements", (backend) => {
         settled: true,
         startedAtMs: expect.any(Number),
         finished: false,
+        parentBucket: null,
       },
-      { fenced: true, generation: 0, settled: true, startedAtMs: null, finished: true },
-      { fenced: true, generation: 0, settled: true, startedAtMs: null, finished: false },
+      {
+        fenced: true,
+        generation: 0,
+        settled: true,
+        startedAtMs: null,
+        finished: true,
+        parentBucket: null,
+      },
+      {
+        fenced: true,
+        generation: 0,
+        settled: true,
+        startedAtMs: null,
+        finished: false,
+        parentBucket: null,
+      },
     ])
     expect((await stepsOf(a.executionId)).map((row) => [row.step, row.exit])).toEqual([
       ["s1", exit(1)],
@@ -248,6 +286,7 @@ describeEachBackend("batched statements", (backend) => {
       settled: true,
       startedAtMs: begunA!.startedAtMs,
       finished: false,
+      parentBucket: null,
     })
     expect(again[1]!.fenced).toBe(true)
   })
