@@ -28,11 +28,32 @@ export const makeClock = (): DatabaseClock => ({
   skewErrorMs: 0,
 })
 
+/** How long one window of `localNow`'s anchor readings lasts. */
+const ANCHOR_WINDOW_MS = 1_000
+/** The wall clock minus the monotonic clock: the most of this window's readings and the last's. */
+let anchorThisWindow = Number.NEGATIVE_INFINITY
+let anchorLastWindow = Number.NEGATIVE_INFINITY
+let windowStartedAt = Number.NEGATIVE_INFINITY
+
 /**
- * This process's clock in epoch milliseconds, to a fraction of one (`Date.now()` has whole ones,
- * which would cost up to a millisecond of margin at each reading).
+ * This process's wall clock in epoch milliseconds, to a fraction of one (`Date.now()` has whole
+ * ones, which would cost up to a millisecond of margin at each reading). The monotonic clock gives
+ * the fraction; it drifts from the wall clock the database's follows (a few milliseconds an hour
+ * here), so its anchor is re-read at every call: `Date.now() - performance.now()` is the true
+ * anchor less the fraction `Date.now()` dropped, so the most of the readings of the last second or
+ * two is the anchor to a fraction of a millisecond (ahead of it by at most two seconds' drift,
+ * some hundredths of a millisecond), and follows the drift.
  */
-export const localNow = (): number => performance.timeOrigin + performance.now()
+export const localNow = (): number => {
+  const monotonic = performance.now()
+  const reading = Date.now() - monotonic
+  if (monotonic - windowStartedAt >= ANCHOR_WINDOW_MS) {
+    anchorLastWindow = anchorThisWindow
+    anchorThisWindow = reading
+    windowStartedAt = monotonic
+  } else if (reading > anchorThisWindow) anchorThisWindow = reading
+  return monotonic + Math.max(anchorThisWindow, anchorLastWindow)
+}
 
 /** Readings of the database's clock at open; the one with the shortest round trip is kept. */
 const SKEW_READINGS = 3

@@ -24,6 +24,7 @@ import {
 } from "../../runtime/outbox/outboxStore.js"
 import { placeOwner, type OwnerPlacement } from "../../runtime/owners/routing.js"
 import { LOCAL_TIMER_HORIZON_MS, LocalTimers } from "../../runtime/runner/localTimers.js"
+import { localNow } from "../../runtime/storage/clock.js"
 import { EVENT_WAIT_MS } from "../../runtime/runner/livePasses.js"
 import { startRunner } from "../../runtime/runner/runner.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
@@ -294,7 +295,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     return { timers, dispatched, unclaimed: () => unclaimed }
   }
   /** The local time a database due time falls at, as a runner computes it. */
-  const localDue = async (due: number) => Date.now() + (due - (await dbNow()))
+  const localDue = async (due: number) => localNow() + (due - (await dbNow()))
 
   it("claims a kept timer at its due time, by the poll's claim, and runs nothing early", async () => {
     const { owner, id, due } = await armedTimer(400)
