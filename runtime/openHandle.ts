@@ -36,6 +36,8 @@ export interface AkterInternals {
   readonly metrics: AkterMetrics
   /** Starts listening for finished executions of other processes (Postgres), once. */
   readonly listenForResults: () => Promise<void>
+  /** Whether finishes of other processes are heard now: listening, and notifications working. */
+  readonly hearsResults: () => boolean
   readonly onClose: Set<() => Promise<void>>
 }
 
@@ -75,6 +77,7 @@ export const openHandle = async (
     const wakeups = new Wakeups()
     const onClose = new Set<() => Promise<void>>()
     let listening: Promise<void> | undefined
+    let listened = false
     const listenForResults = () => {
       if (storage.backend !== "postgres") return Promise.resolve()
       listening ??= storage
@@ -83,6 +86,7 @@ export const openHandle = async (
           if (!wakeups.passRunsHere(executionId)) wakeups.announceFinished(executionId)
         })
         .then((stop) => {
+          listened = true
           onClose.add(stop)
           // Finishes notified while the session was away were missed: the waiters read again.
           const stopRereading = storage.onListenRestored(() => wakeups.rereadAwaited())
@@ -106,6 +110,7 @@ export const openHandle = async (
       tracer: options.tracer ?? telemetry?.tracer,
       metrics,
       listenForResults,
+      hearsResults: () => listened && storage.notifications().state === "working",
       onClose,
     }
     const close = async () => {

@@ -123,6 +123,9 @@ export const awaitResult = async (
     signalled = true
     wake?.()
   })
+  // Asked after the listener is registered: a start this process just wrote, whose finish has not
+  // been announced, finishes with a notification this listener hears; nothing to read before it.
+  let fresh = internals.wakeups.takeFreshStart(execution.executionId)
   try {
     let delay = POLL_FIRST_MS
     for (;;) {
@@ -130,7 +133,7 @@ export const awaitResult = async (
       // Asked after the listener is registered: a pass ending after this line is heard by it, and
       // says whether it finished the execution. Until then there is nothing to read or poll.
       const passHere = internals.wakeups.passRunsHere(execution.executionId)
-      if (!passHere) {
+      if (!passHere && !fresh) {
         // A database that is away or silent fails this call with DatabaseUnavailable by the
         // deadline (or the call timeout, if sooner), not with ResultTimeout.
         const status = await idempotentCall("result", bounds, () =>
@@ -138,6 +141,8 @@ export const awaitResult = async (
         )
         if (status.status === "finished") return status.result
       }
+      // Only the first wait may skip the read: after it, a read finds what the notification said.
+      fresh = false
       const remaining = deadline - Date.now()
       if (remaining <= 0) throw new ResultTimeout(execution.executionId, timeoutMs ?? 0)
       if (!signalled) {

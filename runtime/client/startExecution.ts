@@ -32,6 +32,8 @@ export const startExecution = async (
   const created = await writeStart(internals, request, { awaited: true })
   faultPoint("start.after")
   if (!created) return false
+  // Its finish notifies (it is marked awaited): a caller here waits for that without reading first.
+  if (internals.hearsResults()) internals.wakeups.startedFresh(request.executionId)
   internals.metrics.executionStarted(workflow.owner, workflow.name)
   internals.wakeups.wakeBucket(owner.bucket)
   return true

@@ -29,12 +29,23 @@ export interface PokeTaker {
  */
 type FinishedListener = (result?: Buffer) => void
 
+/**
+ * How long a start of this process counts as fresh: a caller awaiting its result within this time
+ * waits for the finish's notification without reading first.
+ */
+export const FRESH_START_MS = 10_000
+
 export class Wakeups {
   private readonly bucketListeners = new Set<Listener<number>>()
   private readonly leaseListeners = new Set<() => void>()
   private readonly pokeTakers = new Set<PokeTaker>()
   private readonly finishedListeners = new Map<string, Set<FinishedListener>>()
   private readonly passesHere = new Map<string, number>()
+  /**
+   * Starts this process committed, marked awaited, while its LISTEN session heard finishes: their
+   * local start time, and whether a finish of theirs was announced since. Oldest first.
+   */
+  private readonly freshStarts = new Map<string, { readonly at: number; finished: boolean }>()
 
   onBucket(listener: Listener<number>): () => void {
     this.bucketListeners.add(listener)
@@ -106,17 +117,45 @@ export class Wakeups {
 
   /** `result`: the encoded result a pass of this process just committed. */
   announceFinished(executionId: string, result?: Buffer): void {
+    const fresh = this.freshStarts.get(executionId)
+    if (fresh !== undefined) fresh.finished = true
     for (const listener of this.finishedListeners.get(executionId) ?? []) listener(result)
   }
 
   /**
    * Notifications may have been missed (the LISTEN session was away): every caller awaiting a
-   * result reads the database again.
+   * result reads the database again, and no start counts as fresh any more.
    */
   rereadAwaited(): void {
+    this.freshStarts.clear()
     for (const listeners of [...this.finishedListeners.values()]) {
       for (const listener of [...listeners]) listener()
     }
+  }
+
+  /**
+   * A start of this process committed the execution, marked awaited (its finish notifies), while
+   * this process's LISTEN session heard finishes: its finish cannot pass unheard, so for
+   * `FRESH_START_MS` a caller awaiting it need not read before the notification.
+   */
+  startedFresh(executionId: string): void {
+    const now = Date.now()
+    for (const [id, fresh] of this.freshStarts) {
+      if (now - fresh.at < FRESH_START_MS) break
+      this.freshStarts.delete(id)
+    }
+    this.freshStarts.set(executionId, { at: now, finished: false })
+  }
+
+  /**
+   * Whether a caller about to wait for the execution's result may wait for its notification
+   * without reading first: a fresh start of this process whose finish was not announced yet. Asked
+   * once, after the caller's listener is registered (a finish announced after this is heard by it).
+   */
+  takeFreshStart(executionId: string): boolean {
+    const fresh = this.freshStarts.get(executionId)
+    this.freshStarts.delete(executionId)
+    return fresh !== undefined && !fresh.finished && Date.now() - fresh.at < FRESH_START_MS
   }
 
   /**

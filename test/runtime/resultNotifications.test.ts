@@ -105,6 +105,46 @@ describePostgres("result notifications", () => {
     })
   })
 
+  /** The handle elsewhere hears finishes: its LISTEN session is up and notifications work. */
+  const hearingElsewhere = async () => {
+    await internalsOf(elsewhere).listenForResults()
+    await waitUntil("notifications work elsewhere", () => internalsOf(elsewhere).hearsResults(), {
+      timeoutMs: 10_000,
+    })
+  }
+
+  it("reads once for a caller awaiting a start it just wrote while it hears finishes: after the notification", async () => {
+    await hearingElsewhere()
+    const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
+    const counters = internalsOf(elsewhere).storage.counters
+    for (let round = 0; round < 5; round++) {
+      const run = await client.quick.start(`o-${randomUUID().slice(0, 8)}`, { id: `r${round}` })
+      const before = counters.statements
+      expect(await run.result({ timeout: "5 seconds" })).toEqual({
+        _tag: "Success",
+        value: { id: `r${round}` },
+      })
+      // No read before the finish's notification; one after it, for the result.
+      expect(counters.statements - before).toBe(1)
+    }
+  })
+
+  it("reads at once for a fresh start whose finish was heard before the caller waited", async () => {
+    await hearingElsewhere()
+    const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
+    const run = await client.quick.start(`o-${randomUUID().slice(0, 8)}`, { id: "early" })
+    await waitUntil("its finish notifies", () => notified.includes(run.executionId), {
+      timeoutMs: 5000,
+    })
+    const askedAt = Date.now()
+    expect(await run.result({ timeout: "5 seconds" })).toEqual({
+      _tag: "Success",
+      value: { id: "early" },
+    })
+    // Not after the fallback poll: the announced finish made it read at once.
+    expect(Date.now() - askedAt).toBeLessThan(90)
+  })
+
   it("notifies a caller elsewhere that attached to a parked execution, once it finishes", async () => {
     const owner = `o-${randomUUID().slice(0, 8)}`
     const local = makeOwnerClient<AnyClient>(running, probe.registration)
