@@ -71,6 +71,7 @@ export const emitEvent = async (
       const waiting = waitingForPart(owner, event)
       const servedHere = internals.wakeups.servedHere(owner.bucket)
       const poked = pokeTimersPart(clock, owner, waiting.name)
+      const pokedWanted = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)`
       const { rows } = await composeStatement(
         [
           appendEventPart(clock, owner, appended, event, encoded.stored),
@@ -83,14 +84,11 @@ export const emitEvent = async (
             ? notifyColumn(
                 WAKE_CHANNEL,
                 // A poked timer wanting a manifest is for whichever runner serves it.
-                sql`CASE WHEN EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)
-                  THEN ${ANY_BUCKET} ELSE ${String(owner.bucket)} END`,
+                sql`CASE WHEN ${pokedWanted} THEN ${ANY_BUCKET} ELSE ${String(owner.bucket)} END`,
                 {
                   // A runner here serving the bucket is woken in memory; others only for executions
                   // wanting a manifest it may not run.
-                  when: servedHere
-                    ? sql`EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)`
-                    : existsIn(poked.name),
+                  when: servedHere ? pokedWanted : existsIn(poked.name),
                 },
               )
             : sql`true AS notified`,

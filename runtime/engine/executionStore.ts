@@ -46,6 +46,32 @@ export type ExecutionRow = Pick<
   readonly pokes: number
 }
 
+/** The columns of the execution row a pass replays from (`ExecutionRow` but `pokes`), in order. */
+const REPLAYED_COLUMNS = [
+  "execution_id",
+  "tenant",
+  "owner_type",
+  "owner_id",
+  "workflow",
+  "execution_key",
+  "manifest_hash",
+  "input",
+  "caller",
+  "event_cursor",
+  "status",
+  "interrupt",
+  "result",
+  "started_at_ms",
+  "finished_at_ms",
+  "concurrency_key",
+  "concurrency_value",
+  "parent_awaits",
+  "deadline_at_ms",
+  "interrupted_by",
+] as const
+/** Those of them that are bytea: as json, base64 text. */
+const BYTEA_REPLAYED_COLUMNS: ReadonlySet<string> = new Set(["input", "result"])
+
 /** What a pass reads before it replays: the execution's row and its recorded steps. */
 export interface ExecutionSnapshot {
   readonly execution: ExecutionRow
@@ -298,10 +324,8 @@ export const readExecutionSnapshots = async (
   const routingKeys = keys.map((key) => key.routingKey)
   const executionIds = keys.map((key) => key.executionId)
   const [executions, steps] = await Promise.all([
-    sql<ExecutionRow>`SELECT e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow,
-        e.execution_key, e.manifest_hash, e.input, e.caller, e.event_cursor, e.status, e.interrupt,
-        e.result, e.started_at_ms, e.finished_at_ms, e.concurrency_key, e.concurrency_value,
-        e.parent_awaits, e.deadline_at_ms, e.interrupted_by, COALESCE(o.pokes, 0) AS pokes
+    sql<ExecutionRow>`SELECT ${sql.join(REPLAYED_COLUMNS.map((column) => sql`e.${sql.id(column)}`))},
+        COALESCE(o.pokes, 0) AS pokes
       FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
       JOIN akter.executions e
         ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id
@@ -326,96 +350,35 @@ export const readExecutionSnapshots = async (
  * `readExecutionSnapshots` reads of a claimed timer's execution, as json, in the claim's snapshot —
  * so the pokes it reports are counted in the same snapshot as the interrupt flag and the steps, as
  * that read counts them (the claim itself may have seen pokes committed since: a pass then replays
- * once more). An empty array for a staged start, and for a timer whose execution is gone.
+ * once more). An empty object for a staged start, and for a timer whose execution is gone.
  */
-export const claimedSnapshotColumn: RawBuilder<unknown> = sql`COALESCE((SELECT json_build_array(
-      e.execution_id, e.tenant, e.owner_type, e.owner_id, e.workflow, e.execution_key,
-      e.manifest_hash, encode(e.input, 'base64'), e.caller, e.event_cursor, e.status, e.interrupt,
-      encode(e.result, 'base64'), e.started_at_ms, e.finished_at_ms, e.concurrency_key,
-      e.concurrency_value, e.parent_awaits, e.deadline_at_ms, e.interrupted_by,
-      COALESCE(o.pokes, 0), ${stepsJsonOf(sql`e.routing_key`, sql`e.execution_id`)})
+export const claimedSnapshotColumn: RawBuilder<unknown> = sql`COALESCE((SELECT json_build_object(
+      ${sql.join(
+        REPLAYED_COLUMNS.map(
+          (column) =>
+            sql`${column}::text, ${
+              BYTEA_REPLAYED_COLUMNS.has(column)
+                ? sql`encode(e.${sql.id(column)}, 'base64')`
+                : sql`e.${sql.id(column)}`
+            }`,
+        ),
+      )},
+      'pokes', COALESCE(o.pokes, 0), 'steps', ${stepsJsonOf(sql`e.routing_key`, sql`e.execution_id`)})
     FROM akter.executions e
     LEFT JOIN akter.outbox o ON o.routing_key = e.routing_key AND o.kind = 'timer'
       AND o.id = e.execution_id
     WHERE c.kind = 'timer' AND e.routing_key = c.routing_key AND e.execution_id = c.id),
-  '[]'::json)`
+  '{}'::json)`
 
 /** The snapshot `claimedSnapshotColumn` encoded; null when there is no execution. */
 export const snapshotFromJson = (value: unknown): ExecutionSnapshot | null => {
-  if (!Array.isArray(value) || value.length === 0) return null
-  const [
-    executionId,
-    tenant,
-    ownerType,
-    ownerId,
-    workflow,
-    executionKey,
-    manifestHash,
-    input,
-    caller,
-    eventCursor,
-    status,
-    interrupt,
-    result,
-    startedAt,
-    finishedAt,
-    concurrencyKey,
-    concurrencyValue,
-    parentAwaits,
-    deadlineAt,
-    interruptedBy,
-    pokes,
-    steps,
-  ] = value as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    number,
-    ExecutionStatusColumn,
-    boolean,
-    string | null,
-    number,
-    number | null,
-    string | null,
-    string | null,
-    boolean,
-    number | null,
-    InterruptCause | null,
-    number,
-    Parameters<typeof stepsFromJson>[0],
-  ]
-  return {
-    execution: {
-      execution_id: executionId,
-      tenant,
-      owner_type: ownerType,
-      owner_id: ownerId,
-      workflow,
-      execution_key: executionKey,
-      manifest_hash: manifestHash,
-      input: Buffer.from(input, "base64"),
-      caller,
-      event_cursor: eventCursor,
-      status,
-      interrupt,
-      result: result === null ? null : Buffer.from(result, "base64"),
-      started_at_ms: startedAt,
-      finished_at_ms: finishedAt,
-      concurrency_key: concurrencyKey,
-      concurrency_value: concurrencyValue,
-      parent_awaits: parentAwaits,
-      deadline_at_ms: deadlineAt,
-      interrupted_by: interruptedBy,
-      pokes,
-    },
-    steps: stepsFromJson(steps),
+  const { steps, ...row } = value as Record<string, unknown>
+  if (row["execution_id"] === undefined) return null
+  for (const column of BYTEA_REPLAYED_COLUMNS) {
+    const encoded = row[column]
+    if (typeof encoded === "string") row[column] = Buffer.from(encoded, "base64")
   }
+  return { execution: row as unknown as ExecutionRow, steps: stepsFromJson(steps) }
 }
 
 export interface ExecutionState {
@@ -547,14 +510,15 @@ export const finishExecutionPart = (
  * step is settled by the parent's own pass, so one writer still settles each step.
  */
 export const awaitingParentPart = (finished: string): StatementPart =>
-  part(
-    "parent",
-    () => sql`SELECT p.routing_key, p.execution_id, p.bucket, p.tenant, p.owner_type, p.owner_id
-      FROM ${sql.id(finished)} f
+  part("parent", () => awaitingParentsOf(sql.id(finished)))
+
+/** The open parents awaiting the rows of `finished` (a part's name), each once. */
+const awaitingParentsOf = (finished: RawBuilder<unknown>) =>
+  sql`SELECT DISTINCT p.routing_key, p.execution_id, p.bucket, p.tenant, p.owner_type, p.owner_id
+      FROM ${finished} f
       JOIN akter.executions p
         ON p.routing_key = f.parent_routing_key AND p.execution_id = f.parent_execution_id
-      WHERE f.parent_awaits AND p.status <> 'finished'`,
-  )
+      WHERE f.parent_awaits AND p.status <> 'finished'`
 
 /**
  * Interrupts the open children of a finished execution whose policy takes them down with it. Each
@@ -595,13 +559,7 @@ export const batchFinishSql = (clock: DatabaseClock): RawBuilder<unknown> =>
  * finish in one batch).
  */
 export const batchAwaitingParentsSql = (): RawBuilder<unknown> =>
-  sql`parents AS (
-        SELECT DISTINCT p.routing_key, p.execution_id, p.bucket, p.tenant, p.owner_type, p.owner_id
-        FROM finished f
-        JOIN akter.executions p
-          ON p.routing_key = f.parent_routing_key AND p.execution_id = f.parent_execution_id
-        WHERE f.parent_awaits AND p.status <> 'finished'
-      )`
+  sql`parents AS (${awaitingParentsOf(sql`finished`)})`
 
 /**
  * Sets the interrupt flag of an open execution; an interrupt after completion matches nothing and

@@ -64,11 +64,12 @@ export interface StepBatchOutcome {
  * Settles and begins activity attempts and records results of many executions in one statement —
  * one round trip and one commit for every pass that was waiting to write — with the guarantees of
  * the one-execution parts: each row writes only under its owner's held generation, or takes the
- * owner by advancing it (the owners are locked in one order, so two batches never deadlock); exactly one writer settles an attempt
- * (`exit IS NULL`); the next attempt is begun only if the held settle matched, as when a failed
- * settle aborted its statement; exactly one result is recorded (status not yet finished), with the
- * steps and the timer deleted and, where a caller elsewhere awaits it, a notification (`notify`:
- * Postgres). The text does not depend on the number of executions, so it is prepared once.
+ * owner by advancing it (the owners are locked in one order, so two batches never deadlock);
+ * exactly one writer settles an attempt (`exit IS NULL`); the next attempt is begun only if the
+ * held settle matched, as when a failed settle aborted its statement; exactly one result is
+ * recorded (status not yet finished), with the steps and the timer deleted, an awaiting parent's
+ * timer poked and, where a caller elsewhere awaits it, a notification (`notify`: Postgres). The
+ * text does not depend on the number of executions, so it is prepared once.
  */
 export const writeStepBatch = async (
   db: Queryable,

@@ -48,15 +48,30 @@ const matchesStep = (key: StepKey) =>
  * The steps of the given executions (`executionIds[i]` under `routingKeys[i]`), attempts ascending
  * within each step, each row naming its execution.
  */
+/** The columns of a step row a pass replays from (`StepRow`), in the order they are read. */
+const REPLAYED_STEP_COLUMNS = [
+  "step",
+  "attempt",
+  "kind",
+  "exit",
+  "due_at_ms",
+  "wait_event",
+  "wait_after",
+  "scanned",
+  "matched",
+  "version",
+  "started_at_ms",
+  "settled_at_ms",
+  "child_id",
+] as const
+
 export const readStepsOf = async (
   db: Queryable,
   routingKeys: readonly string[],
   executionIds: readonly string[],
 ): Promise<(StepRow & { readonly execution_id: string })[]> => {
   const { rows } = await sql<StepRow & { readonly execution_id: string }>`
-    SELECT s.execution_id, s.step, s.attempt, s.kind, s.exit, s.due_at_ms, s.wait_event,
-      s.wait_after, s.scanned, s.matched, s.version, s.started_at_ms, s.settled_at_ms,
-      s.child_id
+    SELECT s.execution_id, ${sql.join(REPLAYED_STEP_COLUMNS.map((column) => sql`s.${sql.id(column)}`))}
     FROM unnest(${routingKeys}::bigint[], ${executionIds}::text[]) AS k(routing_key, execution_id)
     JOIN akter.steps s ON s.routing_key = k.routing_key AND s.execution_id = k.execution_id
     ORDER BY s.execution_id, s.step, s.attempt`.execute(db)
@@ -72,60 +87,19 @@ export const stepsJsonOf = (
   routingKey: RawBuilder<unknown>,
   executionId: RawBuilder<unknown>,
 ): RawBuilder<unknown> =>
-  sql`COALESCE((SELECT json_agg(json_build_array(s.step, s.attempt, s.kind, encode(s.exit, 'base64'),
-        s.due_at_ms, s.wait_event, s.wait_after, s.scanned, s.matched, s.version, s.started_at_ms,
-        s.settled_at_ms, s.child_id) ORDER BY s.step, s.attempt)
+  sql`COALESCE((SELECT json_agg(json_build_object(${sql.join(
+    REPLAYED_STEP_COLUMNS.map(
+      (column) =>
+        sql`${column}::text, ${column === "exit" ? sql`encode(s.exit, 'base64')` : sql`s.${sql.id(column)}`}`,
+    ),
+  )}) ORDER BY s.step, s.attempt)
       FROM akter.steps s WHERE s.routing_key = ${routingKey} AND s.execution_id = ${executionId}),
     '[]'::json)`
 
-type StepJson = [
-  string,
-  number,
-  StepRow["kind"],
-  string | null,
-  number | null,
-  string | null,
-  number | null,
-  number | null,
-  number | null,
-  number | null,
-  number,
-  number | null,
-  string | null,
-]
-
-/** The rows `stepsJsonOf` encoded. */
-export const stepsFromJson = (steps: readonly StepJson[]): StepRow[] =>
-  steps.map(
-    ([
-      step,
-      attempt,
-      kind,
-      exit,
-      dueAt,
-      waitEvent,
-      waitAfter,
-      scanned,
-      matched,
-      version,
-      startedAt,
-      settledAt,
-      childId,
-    ]) => ({
-      step,
-      attempt,
-      kind,
-      exit: exit === null ? null : Buffer.from(exit, "base64"),
-      due_at_ms: dueAt,
-      wait_event: waitEvent,
-      wait_after: waitAfter,
-      scanned,
-      matched,
-      version,
-      started_at_ms: startedAt,
-      settled_at_ms: settledAt,
-      child_id: childId,
-    }),
+/** The rows `stepsJsonOf` encoded: the exit back from base64. */
+export const stepsFromJson = (steps: unknown): StepRow[] =>
+  (steps as (Omit<StepRow, "exit"> & { readonly exit: string | null })[]).map(
+    ({ exit, ...row }) => ({ ...row, exit: exit === null ? null : Buffer.from(exit, "base64") }),
   )
 
 /**

@@ -87,7 +87,7 @@ const CROSS_OWNER: readonly {
     reason:
       "an awaited child's finish records its result and, in the same statement, makes its parent's timer due (engine/executionStore.ts awaitingParentPart with the parent's poke, or batchAwaitingParentsSql in a step batch): the parent is another owner's, by design of the awaited start",
     matches:
-      /"parent_\d+" AS \(SELECT p\.routing_key, p\.execution_id, p\.bucket, p\.tenant, p\.owner_type, p\.owner_id FROM "finished_\d+" f JOIN akter\.executions p ON p\.routing_key = f\.parent_routing_key|parents AS \( SELECT DISTINCT p\.routing_key, p\.execution_id, p\.bucket, p\.tenant, p\.owner_type, p\.owner_id FROM finished f JOIN akter\.executions p ON p\.routing_key = f\.parent_routing_key/,
+      /(?:"parent_\d+"|parents) AS \(SELECT DISTINCT p\.routing_key, p\.execution_id, p\.bucket, p\.tenant, p\.owner_type, p\.owner_id FROM (?:"finished_\d+"|finished) f JOIN akter\.executions p ON p\.routing_key = f\.parent_routing_key/,
   },
   {
     name: "batched awaited-child reads",
