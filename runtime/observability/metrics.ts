@@ -24,26 +24,35 @@ const SECONDS = Metric.boundariesFromIterable([
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ])
 
-const startedTotal = Metric.counter("akter_executions_started_total", {
-  description: "Executions created by a start of this process (an attaching start counts nothing)",
-  incremental: true,
-})
-const finishedTotal = Metric.counter("akter_executions_finished_total", {
-  description: "Execution results this process's runners recorded, by outcome",
-  incremental: true,
-})
-const activityDuration = Metric.histogram("akter_activity_duration_seconds", {
-  description: "How long each activity attempt's code ran, by outcome",
-  boundaries: SECONDS,
-})
+const startedTotal = (attributes: Metric.Metric.AttributeSet) =>
+  Metric.counter("akter_executions_started_total", {
+    description:
+      "Executions created by a start of this process (an attaching start counts nothing)",
+    incremental: true,
+    attributes,
+  })
+const finishedTotal = (attributes: Metric.Metric.AttributeSet) =>
+  Metric.counter("akter_executions_finished_total", {
+    description: "Execution results this process's runners recorded, by outcome",
+    incremental: true,
+    attributes,
+  })
+const activityDuration = (attributes: Metric.Metric.AttributeSet) =>
+  Metric.histogram("akter_activity_duration_seconds", {
+    description: "How long each activity attempt's code ran, by outcome",
+    boundaries: SECONDS,
+    attributes,
+  })
 const timerLag = Metric.histogram("akter_timer_lag_seconds", {
   description: "How late this process's runners claimed due timers (database clock)",
   boundaries: SECONDS,
 })
-const leaseChanges = Metric.counter("akter_lease_changes_total", {
-  description: "Bucket leases acquired and lost by this process's runners",
-  incremental: true,
-})
+const leaseChanges = (attributes: Metric.Metric.AttributeSet) =>
+  Metric.counter("akter_lease_changes_total", {
+    description: "Bucket leases acquired and lost by this process's runners",
+    incremental: true,
+    attributes,
+  })
 const runnersAlive = Metric.gauge("akter_runners", {
   description: "Live runners in the database, as this process's last lease heartbeat counted them",
 })
@@ -53,6 +62,9 @@ const runnerBuckets = Metric.gauge("akter_runner_buckets", {
 const runnerPasses = Metric.gauge("akter_runner_passes", {
   description: "Passes running in this process",
 })
+
+/** A metric of one name, made for one set of attributes. */
+type MetricOf = (attributes: Metric.Metric.AttributeSet) => Metric.Metric<number, unknown>
 
 /** What a runner tells the gauges, read at each scrape or export. */
 export interface RunnerGauges {
@@ -65,6 +77,12 @@ export class AkterMetrics {
   /** The registry, in the context Effect's exporters and formatters read metrics from. */
   readonly context = Context.make(Metric.MetricRegistry, new Map())
   private readonly runners = new Set<RunnerGauges>()
+  /**
+   * One metric per attribute set, made once: a metric keys its series by its attributes when first
+   * updated and keeps the key, where `Metric.withAttributes` recomputed it (sorting and
+   * serializing the attributes) on every update — on the path of every activity attempt.
+   */
+  private readonly made = new Map<MetricOf, Map<string, Metric.Metric<number, unknown>>>()
 
   constructor() {
     const sum = (read: (gauges: RunnerGauges) => number) => () => ({
@@ -83,14 +101,11 @@ export class AkterMetrics {
   }
 
   executionStarted(ownerType: string, workflow: string): void {
-    Metric.withAttributes(startedTotal, { owner_type: ownerType, workflow }).updateUnsafe(
-      1,
-      this.context,
-    )
+    this.series(startedTotal, { owner_type: ownerType, workflow }).updateUnsafe(1, this.context)
   }
 
   executionFinished(ownerType: string, workflow: string, result: StoredResult): void {
-    Metric.withAttributes(finishedTotal, {
+    this.series(finishedTotal, {
       owner_type: ownerType,
       workflow,
       outcome: outcomeOf(result),
@@ -104,7 +119,7 @@ export class AkterMetrics {
     succeeded: boolean,
     seconds: number,
   ): void {
-    Metric.withAttributes(activityDuration, {
+    this.series(activityDuration, {
       owner_type: ownerType,
       workflow,
       step,
@@ -118,14 +133,25 @@ export class AkterMetrics {
 
   leasesChanged(acquired: number, lost: number): void {
     if (acquired > 0) {
-      Metric.withAttributes(leaseChanges, { change: "acquired" }).updateUnsafe(
-        acquired,
-        this.context,
-      )
+      this.series(leaseChanges, { change: "acquired" }).updateUnsafe(acquired, this.context)
     }
-    if (lost > 0) {
-      Metric.withAttributes(leaseChanges, { change: "lost" }).updateUnsafe(lost, this.context)
+    if (lost > 0) this.series(leaseChanges, { change: "lost" }).updateUnsafe(lost, this.context)
+  }
+
+  private series(make: MetricOf, attributes: Metric.Metric.AttributeSet) {
+    let made = this.made.get(make)
+    if (made === undefined) {
+      made = new Map()
+      this.made.set(make, made)
     }
+    // Each caller passes its attributes in one order, so the values alone tell the sets apart.
+    const key = Object.values(attributes).join("\u0000")
+    let metric = made.get(key)
+    if (metric === undefined) {
+      metric = make(attributes)
+      made.set(key, metric)
+    }
+    return metric
   }
 
   /** Adds a runner's gauges to the process's; the returned function removes them. */
