@@ -1,11 +1,13 @@
 /**
- * The emit transaction: append the event to the owner's log and, in the same transaction, poke the
- * timers of the owner's executions waiting for it, so a wait never misses an event that committed.
- * Two statements: the first claims the command's receipt and locks the owner (reserving the
- * sequence); the second, with a snapshot taken after the lock, appends and wakes. A pass of this
- * process waiting for the event is handed the poke as soon as the emit commits, with no claim of its
- * timer (outbox/wakeups.ts `takePoked`).
- */
+ * The emit: append the event to the owner's log and, in the same commit, poke the timers of the
+ * owner's executions waiting for it, so a wait never misses an event that committed. Usually one
+ * statement (the owner's version and the waits read in its snapshot, the sequence reserved under
+ * the owner's lock only if the owner is still that version); when a commit changed the owner in
+ * between, or the command id was applied before, a transaction of two statements: the first
+ * claims the command's receipt and locks the owner (reserving the sequence); the second, with a
+ * snapshot taken after the lock, appends and wakes. A pass of this process waiting for the event
+ * is handed the poke as soon as the emit commits, with no claim of its timer (outbox/wakeups.ts
+ * `takePoked`). */
 import { randomUUID } from "node:crypto"
 import { UnknownEvent } from "../errors.js"
 import type { AkterInternals } from "../akter.js"
@@ -14,7 +16,7 @@ import type { Caller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import { placeOwner } from "../owners/routing.js"
 import { appendEventPart } from "../events/eventLog.js"
-import { reserveSequencePart } from "../owners/fence.js"
+import { ownerVersionPart, reserveSequencePart } from "../owners/fence.js"
 import { waitingForPart } from "../engine/stepStore.js"
 import { pokeTimersPart } from "../outbox/outboxStore.js"
 import { ANY_BUCKET, notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
@@ -24,7 +26,21 @@ import type { EmitOptions, EmitReceipt } from "./clientApi.js"
 import { idempotentCall } from "./databaseCalls.js"
 import { encodePayload } from "./payloads.js"
 import { checkCommandId, checkOwnerId } from "../model/ownerIds.js"
-import { claimReceiptPart, completeReceiptPart, earlierOutcome } from "./receiptStore.js"
+import {
+  claimReceiptPart,
+  completeReceiptPart,
+  earlierOutcome,
+  recordReceiptPart,
+} from "./receiptStore.js"
+
+/**
+ * What the one-statement emit raises when it must not apply alone: the owner changed between its
+ * snapshot and its lock, or the command was applied before. Nothing of it committed.
+ */
+const EMIT_NOT_ALONE = "emit needs its transaction"
+
+const isEmitNotAlone = (error: unknown) =>
+  error instanceof Error && error.message === `akter: ${EMIT_NOT_ALONE}`
 
 export const emitEvent = async (
   internals: AkterInternals,
@@ -53,9 +69,63 @@ export const emitEvent = async (
   const commandId = options.commandId ?? randomUUID()
   const { clock } = internals
   faultPoint("emit.before")
+  const servedHere = internals.wakeups.servedHere(owner.bucket)
+  /** The final select of either form: the wake-up of other processes and the timers poked. */
+  const wakeColumns = (poked: string) => {
+    const pokedWanted = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(poked)} WHERE wanted)`
+    return sql.join([
+      internals.storage.backend === "postgres"
+        ? notifyColumn(
+            WAKE_CHANNEL,
+            // A poked timer wanting a manifest is for whichever runner serves it.
+            sql`CASE WHEN ${pokedWanted} THEN ${ANY_BUCKET} ELSE ${String(owner.bucket)} END`,
+            {
+              // A runner here serving the bucket is woken in memory; others only for executions
+              // wanting a manifest it may not run.
+              when: servedHere ? pokedWanted : existsIn(poked),
+            },
+          )
+        : sql`true AS notified`,
+      sql`(SELECT coalesce(json_agg(json_build_array(id, pokes)), '[]')
+        FROM ${sql.id(poked)}) AS poked`,
+    ])
+  }
+  const pokedOf = (row: Readonly<Record<string, unknown>> | undefined) =>
+    ((row?.["poked"] as [string, number | string][] | undefined) ?? []).map(
+      ([executionId, pokes]) => ({ executionId, pokes: Number(pokes) }),
+    )
+  // The emit in one statement, one round trip and one commit: it reads the owner's version and the
+  // waits in its snapshot, then reserves the sequence under the owner's lock only if the row is
+  // still that version. Every wait registration changes the owner row (owners/fence.ts
+  // `touchingFence`), so one that committed between the snapshot and the lock — which the snapshot
+  // lacks — shows as a new version; then, or when the command was applied before, the statement
+  // aborts and the emit goes as the transaction below.
+  const appendAlone = async () => {
+    const version = ownerVersionPart(owner)
+    const reserved = reserveSequencePart(clock, owner, sql`true`, version.name)
+    const receipt = recordReceiptPart(clock, owner, commandId, "emit", reserved.name)
+    const waiting = waitingForPart(owner, event)
+    const poked = pokeTimersPart(clock, owner, waiting.name)
+    const { rows } = await composeStatement(
+      [
+        version,
+        reserved,
+        receipt,
+        appendEventPart(clock, owner, { reservedBy: reserved.name }, event, encoded.stored),
+        waiting,
+        poked,
+      ],
+      sql.join([
+        sql`akter.require(${existsIn(receipt.name)}, ${EMIT_NOT_ALONE}) AS alone`,
+        sql`(SELECT event_sequence FROM ${sql.id(reserved.name)}) AS sequence`,
+        wakeColumns(poked.name),
+      ]),
+    ).execute(internals.storage.db)
+    return { sequence: Number(rows[0]?.["sequence"]), poked: pokedOf(rows[0]) }
+  }
   // Retried under the same command id: a second emit of it appends nothing and reads the first's
   // sequence from its receipt.
-  const append = () =>
+  const appendInTransaction = () =>
     internals.storage.db.transaction().execute(async (tx) => {
       const receipt = claimReceiptPart(clock, owner, commandId, "emit")
       const reserved = reserveSequencePart(clock, owner, existsIn(receipt.name))
@@ -69,9 +139,7 @@ export const emitEvent = async (
       // A new statement, so a new snapshot: every wait registered before the owner lock is seen.
       const appended = Number(next)
       const waiting = waitingForPart(owner, event)
-      const servedHere = internals.wakeups.servedHere(owner.bucket)
       const poked = pokeTimersPart(clock, owner, waiting.name)
-      const pokedWanted = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(poked.name)} WHERE wanted)`
       const { rows } = await composeStatement(
         [
           appendEventPart(clock, owner, appended, event, encoded.stored),
@@ -79,31 +147,14 @@ export const emitEvent = async (
           poked,
           completeReceiptPart(owner, commandId, String(appended)),
         ],
-        sql.join([
-          internals.storage.backend === "postgres"
-            ? notifyColumn(
-                WAKE_CHANNEL,
-                // A poked timer wanting a manifest is for whichever runner serves it.
-                sql`CASE WHEN ${pokedWanted} THEN ${ANY_BUCKET} ELSE ${String(owner.bucket)} END`,
-                {
-                  // A runner here serving the bucket is woken in memory; others only for executions
-                  // wanting a manifest it may not run.
-                  when: servedHere ? pokedWanted : existsIn(poked.name),
-                },
-              )
-            : sql`true AS notified`,
-          sql`(SELECT coalesce(json_agg(json_build_array(id, pokes)), '[]')
-            FROM ${sql.id(poked.name)}) AS poked`,
-        ]),
+        wakeColumns(poked.name),
       ).execute(tx)
-      const pokedRows = rows[0]?.["poked"] as [string, number | string][] | undefined
-      return {
-        sequence: appended,
-        poked: (pokedRows ?? []).map(([executionId, pokes]) => ({
-          executionId,
-          pokes: Number(pokes),
-        })),
-      }
+      return { sequence: appended, poked: pokedOf(rows[0]) }
+    })
+  const append = () =>
+    appendAlone().catch((error: unknown) => {
+      if (!isEmitNotAlone(error)) throw error
+      return appendInTransaction()
     })
   const { sequence, poked } = await idempotentCall(`emit ${event}`, internals, append)
   faultPoint("emit.after")

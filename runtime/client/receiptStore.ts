@@ -32,6 +32,28 @@ export const claimReceiptPart = (
       RETURNING 1 AS claimed`,
   )
 
+/**
+ * Records a command applied in one statement with its outcome, the event sequence `reserved` (a
+ * part of the same statement) returns; empty when it was applied before, or nothing was reserved.
+ */
+export const recordReceiptPart = (
+  clock: DatabaseClock,
+  owner: OwnerPlacement,
+  commandId: string,
+  kind: string,
+  reserved: string,
+): StatementPart =>
+  part(
+    "receipt",
+    () => sql`INSERT INTO akter.receipts (routing_key, tenant, owner_type, owner_id, command_id, kind,
+        outcome, created_at_ms)
+      SELECT ${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
+        ${commandId}, ${kind}, r.event_sequence::text, ${nowMs(clock)}
+      FROM ${sql.id(reserved)} r
+      ON CONFLICT DO NOTHING
+      RETURNING 1 AS claimed`,
+  )
+
 /** Stores the outcome a retried command returns. */
 export const completeReceiptPart = (
   owner: OwnerPlacement,

@@ -56,6 +56,11 @@ export interface PassWrite<A> {
    * then passes the `<label>.locked` fault point between the two.
    */
   readonly serializedBy?: RawBuilder<unknown>
+  /**
+   * The write registers something an emit must see (a wait): its fence updates the owner row
+   * instead of only locking it (owners/fence.ts `touchingFence`).
+   */
+  readonly touchesOwner?: boolean
 }
 
 const mergePatches = (a: ExecutionPatch, b: ExecutionPatch): ExecutionPatch => {
@@ -289,7 +294,10 @@ export class PassWriter {
         if (carried.length > 0) faultPoint("settle.before")
         let row: Readonly<Record<string, unknown>>
         if (start === undefined) {
-          row = await this.activation.fenced((fence) => execute([fence]))
+          row = await this.activation.fenced(
+            (fence) => execute([fence]),
+            plain?.touchesOwner === true,
+          )
         } else {
           faultPoint("start.before")
           const outcome = await this.activation.fencedStart(start.names, async (fence) => {

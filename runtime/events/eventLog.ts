@@ -13,7 +13,8 @@ import type { OwnerPlacement } from "../owners/routing.js"
 export const appendEventPart = (
   clock: DatabaseClock,
   owner: OwnerPlacement,
-  sequence: number,
+  /** The sequence reserved, or the part of the same statement that reserves it (none: no event). */
+  sequence: number | { readonly reservedBy: string },
   name: string,
   payload: Buffer,
 ): StatementPart =>
@@ -21,8 +22,10 @@ export const appendEventPart = (
     "event",
     () => sql`INSERT INTO akter.events (routing_key, tenant, owner_type, owner_id, sequence, name,
         payload, emitted_at_ms)
-      VALUES (${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
-        ${sequence}::bigint, ${name}, ${payload}, ${nowMs(clock)})
+      SELECT ${owner.routingKey}::bigint, ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId},
+        ${typeof sequence === "number" ? sql`${sequence}::bigint` : sql`r.event_sequence`}, ${name},
+        ${payload}, ${nowMs(clock)}
+      ${typeof sequence === "number" ? sql`` : sql`FROM ${sql.id(sequence.reservedBy)} r`}
       RETURNING sequence`,
   )
 

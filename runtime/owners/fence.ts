@@ -53,6 +53,19 @@ const checkingFence = (owner: OwnerPlacement, generation: number): StatementPart
 })
 
 /**
+ * The checking fence of a write an emit must not miss (a wait's registration): the same check, but
+ * the owner row is updated, not only locked, so its version changes at this commit. An emit written
+ * as one statement (client/emitEvent.ts) reads the owner in its snapshot and locks it later; a new
+ * version between the two tells it a registration may have committed that its snapshot lacks.
+ */
+const touchingFence = (owner: OwnerPlacement, generation: number): StatementPart => ({
+  name: FENCE,
+  sql: sql`UPDATE akter.owners SET generation = generation
+    WHERE ${matchesOwner(owner)} AND generation = ${generation}::bigint
+    RETURNING generation AS held`,
+})
+
+/**
  * The fence of an activating write: advances the owner's generation, so from this commit on every
  * writer holding an older one is refused, and the statement's other parts write under the new one.
  */
@@ -148,6 +161,12 @@ export const reserveSequencePart = (
   clock: DatabaseClock,
   owner: OwnerPlacement,
   when: RawBuilder<boolean>,
+  /**
+   * A part of the same statement that read the owner's version (`ownerVersionPart`): reserve only
+   * if the row locked is still that version — no commit changed the owner between the statement's
+   * snapshot and its lock. Otherwise nothing is reserved (the row stays locked).
+   */
+  unchangedSince?: string,
 ): StatementPart =>
   part(
     "sequence",
@@ -157,8 +176,23 @@ export const reserveSequencePart = (
         ${nowMs(clock)}
       WHERE ${when}
       ON CONFLICT (routing_key, tenant, owner_type, owner_id)
-        DO UPDATE SET event_sequence = akter.owners.event_sequence + 1
+        DO UPDATE SET event_sequence = akter.owners.event_sequence + 1${
+          unchangedSince === undefined
+            ? sql``
+            : sql`
+        WHERE akter.owners.xmin::text = (SELECT version FROM ${sql.id(unchangedSince)})`
+        }
       RETURNING event_sequence`,
+  )
+
+/**
+ * The owner row's version (the transaction that wrote it) as the statement's snapshot has it; no
+ * row when the owner is new. For `reserveSequencePart`'s `unchangedSince`.
+ */
+export const ownerVersionPart = (owner: OwnerPlacement): StatementPart =>
+  part(
+    "owner_version",
+    () => sql`SELECT xmin::text AS version FROM akter.owners WHERE ${matchesOwner(owner)}`,
   )
 
 /** A fenced statement's outcome: its result, and the generation its fence reported (none: stale). */
@@ -247,13 +281,24 @@ export class Activation {
 
   /**
    * Runs one statement behind the fence: the activating fence if the generation is not taken yet
-   * (and no other write is taking it: writes wait for one that is), else the checking fence. Throws
+   * (and no other write is taking it: writes wait for one that is), else the checking fence (which
+   * an activating one also is for an emit: it updates the row). Throws
    * `StaleGeneration` when the fence found no row, and then nothing was written.
    */
-  async fenced<A>(write: (fence: StatementPart) => Promise<FencedOutcome<A>>): Promise<A> {
+  async fenced<A>(
+    write: (fence: StatementPart) => Promise<FencedOutcome<A>>,
+    /** The write registers what an emit must see: its fence updates the owner row (`touchingFence`). */
+    touchesOwner = false,
+  ): Promise<A> {
     const outcome = await this.behindFence(
       (held) =>
-        write(held === undefined ? activatingFence(this.owner) : checkingFence(this.owner, held)),
+        write(
+          held === undefined
+            ? activatingFence(this.owner)
+            : touchesOwner
+              ? touchingFence(this.owner, held)
+              : checkingFence(this.owner, held),
+        ),
       (outcome) => outcome.generation,
     )
     if (outcome.generation === undefined) throw new StaleGeneration(this.owner, this.generation)

@@ -33,6 +33,7 @@ const PASS_WRITES = "test/runtime/passWrites.test.ts"
 const STALE = "test/runtime/staleGeneration.test.ts"
 const BATCHED = "test/runtime/batchedStatements.test.ts"
 const CLAIM = "test/runtime/timerClaim.test.ts"
+const EMIT = "test/runtime/oneStatementEmit.test.ts"
 
 export const textualMutations: readonly TextualMutation[] = [
   {
@@ -266,5 +267,25 @@ export const textualMutations: readonly TextualMutation[] = [
     file: OUTBOX,
     edits: [{ find: "\n        AND due_at_ms = ${row.claimedDueAtMs}::bigint", replace: "" }],
     guards: [CLAIM],
+  },
+  {
+    id: "emit-owner-unchanged",
+    invariant:
+      "an emit in one statement applies only if no commit changed the owner between its snapshot and its lock",
+    file: FENCE,
+    edits: [
+      {
+        find: "WHERE akter.owners.xmin::text = (SELECT version FROM ${sql.id(unchangedSince)})",
+        replace: "WHERE true",
+      },
+    ],
+    guards: [EMIT],
+  },
+  {
+    id: "wait-touches-owner",
+    invariant: "a wait's registration changes the owner row, so an emit's snapshot cannot miss it",
+    file: "runtime/engine/stepKinds/wait.ts",
+    edits: [{ find: "touchesOwner: true,", replace: "touchesOwner: false," }],
+    guards: [EMIT],
   },
 ]

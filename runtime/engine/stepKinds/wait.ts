@@ -123,6 +123,8 @@ const waitMethod =
         const registered = yield* env
           .write("wait", {
             parts: [waiting],
+            // An emit in one statement detects this registration by the owner row's new version.
+            touchesOwner: true,
             select: sql`(SELECT wait_after FROM ${sql.id(waiting.name)}) AS wait_after,
               (SELECT due_at_ms FROM ${sql.id(waiting.name)}) AS due_at_ms`,
             read: (row) => ({
