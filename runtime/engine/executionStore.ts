@@ -198,7 +198,7 @@ export const insertExecutionParts = (
         started.at_ms + ${execution.deadlineMs}::bigint
       FROM (SELECT ${nowMs(clock)} AS at_ms) AS started
       ON CONFLICT (routing_key, execution_id) DO NOTHING
-      RETURNING event_cursor, started_at_ms, status, deadline_at_ms`,
+      RETURNING event_cursor, started_at_ms, status, deadline_at_ms, interrupt`,
   )
   return {
     parts: [...(parentRow === undefined ? [] : [parentRow]), created, sequence, inserted],

@@ -9,7 +9,9 @@
  * The hops of a start that a runner of the starting process takes:
  * 1. client/ownerClient.ts `start`: validates the input, derives the key and execution id, and
  *    builds the `StartRequest` (engine/startRequest.ts).
- * 2. client/startExecution.ts `startExecution`: offers it, `internals.localStarts.offer(request)`.
+ * 2. client/startExecution.ts `startExecution`: offers it, `internals.localStarts.offer(request)`
+ *    (the relay of a staged start, runner/startRelay.ts, offers a child's start the same way, with
+ *    its delete of the staged row to commit alongside).
  * 3. engine/localStarts.ts `offer`: asks each registered acceptor to take it.
  * 4. runner/localStartAcceptor.ts `take`: if it serves the bucket and the workflow now, builds the
  *    unstarted execution (engine/startStatement.ts `unstartedExecution`: the start statement's
@@ -26,6 +28,7 @@
  */
 import type { StartOutcome } from "./executionStore.js"
 import type { StartRequest } from "./startRequest.js"
+import type { StatementPart } from "../storage/statementParts.js"
 
 /** A runner of this process that takes starts into its passes (runner/localStartAcceptor.ts). */
 export interface StartAcceptor {
@@ -34,7 +37,10 @@ export interface StartAcceptor {
    * slot: resolves to what the pass's first write made of it. Undefined when it does not serve it;
    * "not-taken" when it serves it but cannot take it (a pass of the execution already runs here).
    */
-  take(request: StartRequest): Promise<StartOutcome> | undefined
+  take(
+    request: StartRequest,
+    alongside?: readonly StatementPart[],
+  ): Promise<StartOutcome> | undefined
 }
 
 export class LocalStarts {
@@ -50,9 +56,16 @@ export class LocalStarts {
    * Offers a start to the runners of this process: what came of it when one serves it, undefined
    * when none does. On "not-taken" nothing of the start was written: the caller writes it.
    */
-  offer(request: StartRequest): Promise<StartOutcome> | undefined {
+  offer(
+    request: StartRequest,
+    /**
+     * Parts the start's statement commits with, whether it creates or attaches: the relay's delete
+     * of the staged row (runner/startRelay.ts).
+     */
+    alongside?: readonly StatementPart[],
+  ): Promise<StartOutcome> | undefined {
     for (const acceptor of this.acceptors) {
-      const taken = acceptor.take(request)
+      const taken = acceptor.take(request, alongside)
       if (taken !== undefined) return taken
     }
     return undefined

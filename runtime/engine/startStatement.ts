@@ -155,6 +155,8 @@ export const unstartedExecution = (
   request: StartRequest,
   recoveryMs: number,
   settled: (outcome: StartOutcome) => void,
+  /** Parts the start commits with, whether it creates or attaches (the relay's delete). */
+  alongside: readonly StatementPart[] = [],
 ): UnstartedExecution => {
   const { head, tail, inserted, ownerCreated } = startParts(internals, request, {
     folded: { recoveryMs },
@@ -167,7 +169,7 @@ export const unstartedExecution = (
       estimatedNow(internals.clock),
     ),
     head,
-    tail,
+    tail: [...tail, ...alongside],
     names: { inserted, ownerCreated },
     settled,
   }

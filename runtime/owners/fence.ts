@@ -217,8 +217,20 @@ export type FoldedStartOutcome<A> =
   | { readonly kind: "written"; readonly result: A }
   /** The execution existed: the start attaches, and nothing was written. */
   | { readonly kind: "attached" }
-  /** The start committed, but the owner's generation had moved: nothing else was written. */
+  /**
+   * The start committed, but the owner's generation had moved (or the child started interrupted,
+   * `startRuns`): nothing else was written.
+   */
   | { readonly kind: "stale" }
+
+/**
+ * A folded start's pass may write only if the start created the execution running: a child whose
+ * parent had already ended starts interrupted (engine/executionStore.ts `insertExecutionParts`),
+ * and the pass that took it — which replays from a snapshot of an uninterrupted start — writes
+ * nothing; the start commits with its timer due now, and a claim runs the interrupt.
+ */
+const startRuns = (start: FoldedStart) =>
+  sql<boolean>`NOT EXISTS (SELECT 1 FROM ${sql.id(start.inserted)} WHERE interrupt)`
 
 /**
  * The fence of a folded start under a held generation: the checking fence, found only if the start
@@ -234,6 +246,7 @@ const checkingStartFence = (
     sql: sql`SELECT generation AS held FROM akter.owners
       WHERE ${matchesOwner(owner)} AND generation = ${generation}::bigint
         AND ${existsIn(start.inserted)}
+        AND ${startRuns(start)}
       FOR UPDATE`,
   },
 ]
@@ -248,7 +261,7 @@ const activatingStartFence = (owner: OwnerPlacement, start: FoldedStart): Statem
   const advanced = part(
     "advanced",
     () => sql`UPDATE akter.owners SET generation = generation + 1
-      WHERE ${matchesOwner(owner)} AND ${existsIn(start.inserted)}
+      WHERE ${matchesOwner(owner)} AND ${existsIn(start.inserted)} AND ${startRuns(start)}
       RETURNING generation`,
   )
   return [
@@ -256,7 +269,7 @@ const activatingStartFence = (owner: OwnerPlacement, start: FoldedStart): Statem
     {
       name: FENCE,
       sql: sql`SELECT generation AS held FROM ${sql.id(start.ownerCreated)}
-          WHERE ${existsIn(start.inserted)}
+          WHERE ${existsIn(start.inserted)} AND ${startRuns(start)}
         UNION ALL SELECT generation FROM ${sql.id(advanced.name)}`,
     },
   ]

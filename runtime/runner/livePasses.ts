@@ -244,8 +244,8 @@ export class LivePasses {
             // Another runner activated the owner since: this write, and all after it, are refused.
             log.info("write refused under a stale generation", { executionId })
             this.activations.delete(ownerKeyOf(owner))
-            // A start folded into the refused write committed with its timer due now: claim it
-            // under a new activation.
+            // A start folded into the refused write committed with its timer due now (the owner
+            // moved on, or a child started interrupted): claim it under a new activation.
             if (start !== undefined) claimNow = true
           } else if (outcome.reason === LEASE_LOST || outcome.reason.includes("LeaseExpired")) {
             // The runner's own guard, before the fence: its lease lapsed (a pause, a slow heartbeat).

@@ -9,6 +9,7 @@ import type { AkterInternals } from "../akter.js"
 import { unstartedExecution } from "../engine/startStatement.js"
 import type { StartOutcome } from "../engine/executionStore.js"
 import type { StartRequest } from "../engine/startRequest.js"
+import type { StatementPart } from "../storage/statementParts.js"
 import type { LivePasses } from "./livePasses.js"
 import { workflowKeyOf } from "./servedWorkflows.js"
 
@@ -31,7 +32,7 @@ export interface LocalStartOptions {
 export const acceptLocalStarts = (options: LocalStartOptions): (() => void) => {
   const { internals, passes } = options
   return internals.localStarts.accept({
-    take: (request: StartRequest) => {
+    take: (request: StartRequest, alongside?: readonly StatementPart[]) => {
       const { owner, workflow, executionId } = request
       if (
         // Admitted or queued under its group's lock, by a statement of its own (see
@@ -47,7 +48,7 @@ export const acceptLocalStarts = (options: LocalStartOptions): (() => void) => {
       if (passes.has(executionId)) return Promise.resolve("not-taken")
       let settled!: (outcome: StartOutcome) => void
       const outcome = new Promise<StartOutcome>((resolve) => (settled = resolve))
-      const start = unstartedExecution(internals, request, options.recoveryMs, settled)
+      const start = unstartedExecution(internals, request, options.recoveryMs, settled, alongside)
       options.track(passes.run(owner, executionId, false, start))
       return outcome
     },

@@ -2,10 +2,11 @@
  * The relay of staged starts: a `start` step stages the start of another execution as an outbox
  * row in the statement that records the step, and a runner that claims the row writes the start
  * (idempotent by the execution's id), removing the row in the same statement, so it is relayed
- * exactly once.
- */
+ * exactly once. A runner of the relaying process that serves the child takes the start into its
+ * pass's first write, the row's removal with it (engine/localStarts.ts); otherwise the start is a
+ * statement of its own and the child's runner claims its timer. */
 import type { AkterInternals } from "../akter.js"
-import type { ParentLink } from "../engine/startRequest.js"
+import type { ParentLink, StartRequest } from "../engine/startRequest.js"
 import { writeStart } from "../engine/startStatement.js"
 import { faultPoint } from "../faults.js"
 import type { Logger } from "../log.js"
@@ -53,21 +54,28 @@ export const relayStagedStart = async (
     ownerType: staged.ownerType,
     ownerId: staged.ownerId,
   })
+  const request: StartRequest = {
+    owner: placement,
+    workflow,
+    executionId: staged.executionId,
+    key: staged.key,
+    input: encodeJson(staged.input),
+    caller: JSON.stringify(staged.caller),
+    concurrency: concurrencyGroupOf(workflow, staged.input),
+    ...(staged.parent === undefined ? {} : { parent: staged.parent }),
+  }
+  const removed = [deleteClaimedPart(row)]
   faultPoint("relay.before")
-  const created = await writeStart(
-    internals,
-    {
-      owner: placement,
-      workflow,
-      executionId: staged.executionId,
-      key: staged.key,
-      input: encodeJson(staged.input),
-      caller: JSON.stringify(staged.caller),
-      concurrency: concurrencyGroupOf(workflow, staged.input),
-      ...(staged.parent === undefined ? {} : { parent: staged.parent }),
-    },
-    { awaited: false, alongside: [deleteClaimedPart(row)] },
-  )
+  // A runner here that serves the child takes it into its pass's first write, the row's delete
+  // alongside: no statement of the relay's own, and no claim of the child's timer.
+  const offered = internals.localStarts.offer(request, removed)
+  const taken = offered === undefined ? "not-taken" : await offered
+  if (taken !== "not-taken") {
+    faultPoint("relay.after")
+    if (taken === "created") internals.metrics.executionStarted(workflow.owner, workflow.name)
+    return
+  }
+  const created = await writeStart(internals, request, { awaited: false, alongside: removed })
   faultPoint("relay.after")
   if (created) internals.metrics.executionStarted(workflow.owner, workflow.name)
   internals.wakeups.wakeBucket(placement.bucket)

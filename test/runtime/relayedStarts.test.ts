@@ -1,0 +1,192 @@
+/**
+ * The relay of a staged start into a pass of the relaying runner (runner/startRelay.ts), on PGlite
+ * and on Postgres: a child whose staged start a runner of this process relays runs in that
+ * runner's pass, the start and the staged row's delete in the pass's first write — no statement of
+ * the relay's own, no claim of the child's timer (a trigger records every claim). A child whose
+ * parent had already ended, and whose policy is `interrupt`, starts interrupted: the pass that took
+ * it writes nothing (the fence of a folded start requires the execution running), and a claim
+ * records the interrupt without running any step.
+ */
+import { randomUUID } from "node:crypto"
+import { sql } from "kysely"
+import { Effect } from "effect"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { implementWorkflow, makeOwnerClient } from "../../runtime/index.js"
+import { internalsOf } from "../../runtime/akter.js"
+import { defaultCaller } from "../../runtime/model/caller.js"
+import { encodeExecutionId } from "../../runtime/model/executionId.js"
+import { stageStartPart } from "../../runtime/outbox/outboxStore.js"
+import { placeOwner } from "../../runtime/owners/routing.js"
+import { encodeJson } from "../../runtime/storage/codec.js"
+import { composeStatement } from "../../runtime/storage/statementParts.js"
+import type { TestAkter } from "../../runtime/testing/index.js"
+import { describeEachBackend, openTestAkter } from "../support/backends.js"
+import { registrationFromYaml } from "../support/registrationFromYaml.js"
+import { waitUntil } from "../support/waitUntil.js"
+import { withRunner } from "../support/withRunner.js"
+import { type UntypedSteps as Wf } from "../support/untypedSteps.js"
+
+const registration = await registrationFromYaml(
+  `
+akter: 1
+owner: Relay
+workflows:
+  parent:
+    input: { child: string }
+    output: { n: integer }
+    steps:
+      spawn: { kind: start, workflow: child, await: true }
+  child:
+    output: { n: integer }
+    steps:
+      work: { kind: activity, output: { n: integer } }
+`,
+  "manifests/relay.yaml",
+)
+
+/** Runs of the child's activity, by owner id. */
+const worked = new Map<string, number>()
+
+const workflows = [
+  implementWorkflow(registration, "parent", {
+    activities: {},
+    body: ((input: { child: string }, wf: Wf) => wf.spawn(input.child)) as never,
+  }),
+  implementWorkflow(registration, "child", {
+    activities: {
+      work: (ctx: { ownerId: string }) => {
+        worked.set(ctx.ownerId, (worked.get(ctx.ownerId) ?? 0) + 1)
+        return Promise.resolve({ n: 7 })
+      },
+    },
+    body: ((_: unknown, wf: Wf) => wf.work()) as never,
+  }),
+]
+
+describeEachBackend("a staged start relayed into a pass", (backend) => {
+  let akter: TestAkter
+
+  beforeAll(async () => {
+    akter = await openTestAkter(backend)
+    await sql
+      .raw(
+        `CREATE TABLE IF NOT EXISTS relay_claims (id text NOT NULL);
+        CREATE OR REPLACE FUNCTION relay_claimed() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN INSERT INTO relay_claims VALUES (NEW.id); RETURN NEW; END $$;
+        CREATE OR REPLACE TRIGGER relay_claimed AFTER UPDATE ON akter.outbox FOR EACH ROW
+          WHEN (NEW.attempts > OLD.attempts) EXECUTE FUNCTION relay_claimed();`,
+      )
+      .execute(db())
+  })
+
+  afterAll(() => akter?.close())
+
+  const internals = () => internalsOf(akter)
+  const db = () => internals().storage.db
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const client = () => makeOwnerClient<any>(akter, registration)
+  const claimsOf = async (id: string) =>
+    (
+      await sql<{
+        n: number
+      }>`SELECT count(*)::int AS n FROM relay_claims WHERE id = ${id}`.execute(db())
+    ).rows[0]!.n
+  const rowOf = (executionId: string) =>
+    db()
+      .selectFrom("akter.executions")
+      .select(["status", "interrupt", "outcome", "parent_execution_id"])
+      .where("execution_id", "=", executionId)
+      .executeTakeFirst()
+  const outboxOf = (id: string) =>
+    db().selectFrom("akter.outbox").select(["kind", "id"]).where("id", "=", id).execute()
+
+  it("runs the child in the relaying runner's pass: its timer never claimed, the staged row gone", async () => {
+    const child = `c-${randomUUID().slice(0, 8)}`
+    await withRunner({ akter, workflows }, async () => {
+      const run = await client().parent.start(`p-${randomUUID().slice(0, 8)}`, { child })
+      expect(await run.result({ timeout: "20 seconds" })).toEqual({
+        _tag: "Success",
+        value: { n: 7 },
+      })
+      const childId = (
+        await db()
+          .selectFrom("akter.executions")
+          .select("execution_id")
+          .where("owner_id", "=", child)
+          .executeTakeFirstOrThrow()
+      ).execution_id
+      expect(await rowOf(childId)).toMatchObject({
+        status: "finished",
+        outcome: "succeeded",
+        parent_execution_id: run.executionId,
+      })
+      // The staged row (the parent's outbox, kind `start`) was claimed once, to be relayed; the
+      // child's timer, armed by its folded start, never.
+      expect(await claimsOf(childId)).toBe(1)
+      expect(await outboxOf(childId)).toEqual([])
+      expect(worked.get(child)).toBe(1)
+    })
+  })
+
+  it("takes no step of a child whose parent had ended: the child starts interrupted and a claim records it", async () => {
+    const child = `c-${randomUUID().slice(0, 8)}`
+    const parentOwner = `p-${randomUUID().slice(0, 8)}`
+    // The parent, finished: its own start step ran (and its child with it), so it has ended.
+    let parentId = ""
+    await withRunner({ akter, workflows }, async () => {
+      const run = await client().parent.start(parentOwner, { child: `${child}-first` })
+      parentId = run.executionId as string
+      await run.result({ timeout: "20 seconds" })
+    })
+    // A start staged by that parent as its `spawn` step would, relayed only now that it has ended.
+    const { clock } = internals()
+    const placement = placeOwner({ tenant: "default", ownerType: "Relay", ownerId: parentOwner })
+    const key = "late"
+    const childId = encodeExecutionId({
+      tenant: "default",
+      ownerType: "Relay",
+      ownerId: child,
+      workflow: "child",
+      key,
+    })
+    const payload = encodeJson({
+      executionId: childId,
+      ownerType: "Relay",
+      ownerId: child,
+      workflow: "child",
+      key,
+      input: null,
+      caller: defaultCaller,
+      parent: {
+        routingKey: placement.routingKey,
+        executionId: parentId,
+        step: "spawn",
+        awaits: true,
+        close: "interrupt",
+      },
+    })
+    await composeStatement(
+      [stageStartPart(clock, placement, childId, payload, sql`true`)],
+      sql`true AS staged`,
+    ).execute(db())
+    await withRunner({ akter, workflows }, async () => {
+      await waitUntil(
+        "the child is finished",
+        async () => (await rowOf(childId))?.status === "finished",
+      )
+    })
+    expect(await rowOf(childId)).toMatchObject({
+      status: "finished",
+      interrupt: true,
+      outcome: "interrupted",
+    })
+    expect(worked.get(child)).toBeUndefined()
+    const steps = await db()
+      .selectFrom("akter.steps")
+      .select("step")
+      .where("execution_id", "=", childId)
+      .execute()
+    expect(steps).toEqual([])
+    expect(await outboxOf(childId)).toEqual([])
+  })
+})
