@@ -108,9 +108,33 @@ export interface BatchableWrite<A> {
 const isBatchable = <A>(write: PassWrite<A> | BatchableWrite<A>): write is BatchableWrite<A> =>
   "statement" in write
 
+/**
+ * Writes a step holds that must commit even if the pass's next write is its result (a start
+ * step's record and staged start): unlike a held settle, a final write does not make them moot.
+ */
+interface HeldEffects {
+  /** How many are held. */
+  count: number
+  /** The labels of their fault points, each once. */
+  readonly labels: Set<string>
+  /** Columns the carrying statement's select adds, by key (each once: e.g. one wake per bucket). */
+  readonly columns: Map<string, RawBuilder<unknown>>
+  /** Called once the statement carrying them has committed. */
+  readonly committed: (() => void)[]
+}
+
+const emptyEffects = (): HeldEffects => ({
+  count: 0,
+  labels: new Set(),
+  columns: new Map(),
+  committed: [],
+})
+
 export class PassWriter {
   private held: StatementPart[] = []
   private heldSettleNames: string[] = []
+  /** Held writes that must commit (`holdWrite`): their labels, final-select columns and callbacks. */
+  private effects: HeldEffects = emptyEffects()
   /** Settles held as data: composed into the next statement, or sent as a batch row. */
   private settles: HeldSettle[] = []
   private patch: ExecutionPatch = {}
@@ -180,6 +204,9 @@ export class PassWriter {
     // invisible to it): a write that changes the execution, the finish among them, goes after a
     // write of its own that records the start.
     if (startWaiting && (final || changesExecution)) this.flush()
+    // A final write drops what is held; held writes that must commit go first, in a write of
+    // their own (a row they insert would not be seen by the final write's deletes).
+    if (final && this.effects.count > 0) this.flush()
     const carriesStart = this.start !== undefined && this.startWrite === undefined
     const run = this.chain.then(async () => {
       // Taken when it runs: a discard in between has already told the start it was not taken.
@@ -194,7 +221,7 @@ export class PassWriter {
         if (this.broken !== undefined) throw new PassWriterBroken(this.broken)
         const refused = this.guard()
         if (refused !== undefined) throw refused
-        const { held, settleNames, settles, patch } = this.takeHeld()
+        const { held, settleNames, settles, patch, effects } = this.takeHeld()
         let execution = final ? {} : mergePatches(patch, plain?.execution ?? {})
         if (start !== undefined && !isEmptyPatch(execution)) {
           // Held for the next write, which sees the row this one inserts (see above).
@@ -203,6 +230,9 @@ export class PassWriter {
         }
         // A final write drops what is held: the steps it would settle are deleted with it.
         const batchedSettles = final ? [] : settles
+        if (final && effects.count > 0) {
+          throw new Error("held writes that must commit reached a final write")
+        }
         if (
           batched !== undefined &&
           start === undefined &&
@@ -263,7 +293,9 @@ export class PassWriter {
           : executionPatchPart(this.routingKey, this.executionId, execution)
         const patchedColumn =
           patched === undefined ? sql`` : sql`, ${countOf(patched.name)} AS patched`
-        const select = sql`${fencedGeneration}${patchedColumn}, ${settled} AS settled${startColumns}${
+        const effectColumns =
+          effects.columns.size === 0 ? sql`` : sql`, ${sql.join([...effects.columns.values()])}`
+        const select = sql`${fencedGeneration}${patchedColumn}, ${settled} AS settled${startColumns}${effectColumns}${
           write.select === undefined ? sql`` : sql`, ${write.select}`
         }`
         // The fence parts come after the start's head (they refer to it) and before everything
@@ -292,6 +324,7 @@ export class PassWriter {
         }
         faultPoint(`${label}.before`)
         if (carried.length > 0) faultPoint("settle.before")
+        for (const held of effects.labels) faultPoint(`${held}.before`)
         let row: Readonly<Record<string, unknown>>
         if (start === undefined) {
           row = await this.activation.fenced(
@@ -320,7 +353,9 @@ export class PassWriter {
           )
         }
         if (carried.length > 0) faultPoint("settle.after")
+        for (const held of effects.labels) faultPoint(`${held}.after`)
         faultPoint(`${label}.after`)
+        for (const committed of effects.committed) committed()
         return write.read === undefined ? (undefined as A) : write.read(row)
       } catch (error) {
         // Nothing of the start committed with this statement: its caller writes it itself.
@@ -360,6 +395,32 @@ export class PassWriter {
   hold(parts: readonly StatementPart[], settles: readonly string[] = []): void {
     this.held.push(...parts)
     this.heldSettleNames.push(...settles)
+    this.scheduleFlush()
+  }
+
+  /**
+   * Holds parts that must commit — even when the pass's next write records its result, which then
+   * goes after a write of their own — for the next statement (or a flush a few milliseconds from
+   * now): a step that needs nothing back from its write, as a start step, lets the writes of a
+   * pass's concurrent branches travel together instead of one statement each. `label` names their
+   * fault points; `column`, keyed, is added once to the carrying statement's select; `committed`
+   * runs once that statement has committed.
+   */
+  holdWrite(
+    label: string,
+    parts: readonly StatementPart[],
+    options: {
+      readonly column?: { readonly key: string; readonly sql: RawBuilder<unknown> }
+      readonly committed?: () => void
+    } = {},
+  ): void {
+    this.held.push(...parts)
+    this.effects.count += 1
+    this.effects.labels.add(label)
+    if (options.column !== undefined && !this.effects.columns.has(options.column.key)) {
+      this.effects.columns.set(options.column.key, options.column.sql)
+    }
+    if (options.committed !== undefined) this.effects.committed.push(options.committed)
     this.scheduleFlush()
   }
 
@@ -445,7 +506,9 @@ export class PassWriter {
       settleNames: this.heldSettleNames,
       settles: this.settles,
       patch: this.patch,
+      effects: this.effects,
     }
+    this.effects = emptyEffects()
     this.held = []
     this.heldSettleNames = []
     this.settles = []

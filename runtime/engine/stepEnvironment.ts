@@ -3,6 +3,7 @@
  * operations steps perform on the pass (write behind the fence, hold a write, park).
  */
 import * as Effect from "effect/Effect"
+import type { RawBuilder } from "kysely"
 import type { AkterInternals } from "../akter.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { StatementPart } from "../storage/statementParts.js"
@@ -28,6 +29,18 @@ export interface StepEnvironment {
   write<A>(label: string, write: PassWrite<A>): Effect.Effect<A>
   /** Holds parts for the pass's next write; `settles` names those that settle a pending step. */
   hold(parts: readonly StatementPart[], settles?: readonly string[]): void
+  /**
+   * Holds parts that must commit for the pass's next write (engine/passWriter.ts `holdWrite`), a
+   * column for its select and what to do once it committed.
+   */
+  holdWrite(
+    label: string,
+    parts: readonly StatementPart[],
+    options?: {
+      readonly column?: { readonly key: string; readonly sql: RawBuilder<unknown> }
+      readonly committed?: () => void
+    },
+  ): void
   /** Holds the settle of a pending step attempt for the pass's next write. */
   holdSettle(settle: HeldSettle): void
   /** Begins an activity attempt (its pending row); resolves to its recorded start time. */
@@ -47,12 +60,20 @@ const written = <A>(write: () => Promise<A>): Effect.Effect<A> =>
 export const makeStepEnvironment = (
   base: Omit<
     StepEnvironment,
-    "write" | "hold" | "holdSettle" | "beginActivity" | "park" | "patchExecution" | "startRecorded"
+    | "write"
+    | "hold"
+    | "holdWrite"
+    | "holdSettle"
+    | "beginActivity"
+    | "park"
+    | "patchExecution"
+    | "startRecorded"
   >,
 ): StepEnvironment => ({
   ...base,
   write: (label, write) => written(() => base.state.writer.write(label, write)),
   hold: (parts, settles) => base.state.writer.hold(parts, settles),
+  holdWrite: (label, parts, options) => base.state.writer.holdWrite(label, parts, options),
   holdSettle: (settle) => base.state.writer.holdSettle(settle),
   beginActivity: (step, attempt) => written(() => base.state.writer.beginActivity(step, attempt)),
   patchExecution: (patch) => base.state.writer.patchExecution(patch),

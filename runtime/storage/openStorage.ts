@@ -130,13 +130,22 @@ const isPreparedStatementClash = (error: unknown) => {
 }
 
 /**
+ * The longest statement text sent prepared. akter's statement shapes are a few kilobytes (the
+ * longest about 6 KB); a longer one carries many held writes of one pass (a fan-out's start
+ * steps), whose count makes each text new: prepared, every count would stay in this process and on
+ * every connection of the server.
+ */
+const PREPARED_TEXT_LIMIT = 16_384
+
+/**
  * Sends every parameterized statement as a named prepared statement: Postgres parses and plans a
  * statement shape once per connection rather than on every call (akter's writes are large CTE
  * statements, whose planning was a large share of the server's time per step). The first use of a
  * shape on a connection costs no extra round trip. A shape's name is the order in which this
  * process first sent it, the same on every connection of the pool. While `mode.prepared` is off,
  * statements go unnamed; a clash of names (an undetected pooler) turns it off for good, and the
- * statement is sent again unnamed when it was not inside a transaction (it never ran).
+ * statement is sent again unnamed when it was not inside a transaction (it never ran). A statement
+ * longer than `PREPARED_TEXT_LIMIT` goes unnamed.
  */
 const prepareStatements = (pool: pg.Pool, mode: StatementMode) => {
   const names = new Map<string, string>()
@@ -162,6 +171,7 @@ const prepareStatements = (pool: pg.Pool, mode: StatementMode) => {
         mode.prepared &&
         args.length === 2 &&
         typeof text === "string" &&
+        text.length <= PREPARED_TEXT_LIMIT &&
         Array.isArray(values) &&
         values.length > 0
       if (!prepared) return query(...args)

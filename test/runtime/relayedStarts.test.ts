@@ -1,6 +1,7 @@
 /**
- * The relay of a staged start into a pass of the relaying runner (runner/startRelay.ts), on PGlite
- * and on Postgres: a child whose staged start a runner of this process relays runs in that
+ * Start steps and the relay of their staged starts, on PGlite and on Postgres. A pass's concurrent
+ * start steps are held and travel in one statement (engine/passWriter.ts `holdWrite`), also when
+ * the result's write follows at once. The relay of a staged start (runner/startRelay.ts): a child whose staged start a runner of this process relays runs in that
  * runner's pass, the start and the staged row's delete in the pass's first write — no statement of
  * the relay's own, no claim of the child's timer (a trigger records every claim). A child whose
  * parent had already ended, and whose policy is `interrupt`, starts interrupted: the pass that took
@@ -40,6 +41,17 @@ workflows:
     output: { n: integer }
     steps:
       work: { kind: activity, output: { n: integer } }
+  fan:
+    input: { child: string }
+    output: { n: integer }
+    steps:
+      a: { kind: start, workflow: child, await: true }
+      b: { kind: start, workflow: child, await: true }
+      c: { kind: start, workflow: child, await: true }
+  launch:
+    input: { child: string }
+    steps:
+      off: { kind: start, workflow: child }
 `,
   "manifests/relay.yaml",
 )
@@ -61,6 +73,24 @@ const workflows = [
     },
     body: ((_: unknown, wf: Wf) => wf.work()) as never,
   }),
+  implementWorkflow(registration, "fan", {
+    activities: {},
+    body: ((input: { child: string }, wf: Wf) =>
+      Effect.gen(function* () {
+        const results = (yield* Effect.all(
+          ["a", "b", "c"].map(
+            (step) => wf[step]!(`${input.child}-${step}`) as Effect.Effect<unknown>,
+          ),
+          { concurrency: "unbounded" },
+        )) as { n: number }[]
+        return { n: results.reduce((sum, result) => sum + result.n, 0) }
+      })) as never,
+  }),
+  implementWorkflow(registration, "launch", {
+    activities: {},
+    // The start is the body's last step: the result's write follows it at once.
+    body: ((input: { child: string }, wf: Wf) => wf.off(input.child)) as never,
+  }),
 ]
 
 describeEachBackend("a staged start relayed into a pass", (backend) => {
@@ -74,7 +104,12 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
         CREATE OR REPLACE FUNCTION relay_claimed() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN INSERT INTO relay_claims VALUES (NEW.id); RETURN NEW; END $$;
         CREATE OR REPLACE TRIGGER relay_claimed AFTER UPDATE ON akter.outbox FOR EACH ROW
-          WHEN (NEW.attempts > OLD.attempts) EXECUTE FUNCTION relay_claimed();`,
+          WHEN (NEW.attempts > OLD.attempts) EXECUTE FUNCTION relay_claimed();
+        CREATE TABLE IF NOT EXISTS relay_staged (id text NOT NULL, tx bigint NOT NULL);
+        CREATE OR REPLACE FUNCTION relay_staged() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN INSERT INTO relay_staged VALUES (NEW.id, txid_current()); RETURN NEW; END $$;
+        CREATE OR REPLACE TRIGGER relay_staged AFTER INSERT ON akter.outbox FOR EACH ROW
+          WHEN (NEW.kind = 'start') EXECUTE FUNCTION relay_staged();`,
       )
       .execute(db())
   })
@@ -188,5 +223,41 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
       .execute()
     expect(steps).toEqual([])
     expect(await outboxOf(childId)).toEqual([])
+  })
+
+  it("sends a pass's concurrent start steps in one statement", async () => {
+    const child = `c-${randomUUID().slice(0, 8)}`
+    await withRunner({ akter, workflows }, async () => {
+      const run = await client().fan.start(`p-${randomUUID().slice(0, 8)}`, { child })
+      expect(await run.result({ timeout: "20 seconds" })).toEqual({
+        _tag: "Success",
+        value: { n: 21 },
+      })
+    })
+    expect(["a", "b", "c"].map((step) => worked.get(`${child}-${step}`))).toEqual([1, 1, 1])
+    // A trigger recorded the transaction of each staged start: one, for the three.
+    const { rows } = await sql<{ tx: string }>`
+      SELECT DISTINCT s.tx::text AS tx FROM relay_staged s
+        JOIN akter.executions e ON e.execution_id = s.id
+      WHERE e.owner_id IN (${sql.join(["a", "b", "c"].map((step) => `${child}-${step}`))})`.execute(
+      db(),
+    )
+    expect(rows).toHaveLength(1)
+  })
+
+  it("records a start that is the body's last step before its result", async () => {
+    const child = `c-${randomUUID().slice(0, 8)}`
+    await withRunner({ akter, workflows }, async () => {
+      const run = await client().launch.start(`p-${randomUUID().slice(0, 8)}`, { child })
+      expect(await run.result({ timeout: "20 seconds" })).toMatchObject({ _tag: "Success" })
+      await waitUntil("the child ran", async () => worked.get(child) === 1)
+      const steps = await db()
+        .selectFrom("akter.steps")
+        .select("step")
+        .where("execution_id", "=", run.executionId as string)
+        .execute()
+      expect(steps).toEqual([])
+      expect(await outboxOf(run.executionId as string)).toEqual([])
+    })
   })
 })

@@ -8,7 +8,6 @@
  * declared error.
  */
 import * as Effect from "effect/Effect"
-import { sql } from "kysely"
 import { checkOwnerId } from "../../model/ownerIds.js"
 import { executionKeyOf, inputSchemaOf, startStepCommandId } from "../../model/startInput.js"
 import { InvalidPayload } from "../../errors.js"
@@ -21,7 +20,6 @@ import type { CanonicalStepOf } from "../../model/stepKinds/stepKindModel.js"
 import { stageStartPart } from "../../outbox/outboxStore.js"
 import { notifyColumn, WAKE_CHANNEL } from "../../outbox/notifications.js"
 import { placeOwner } from "../../owners/routing.js"
-import { existsIn } from "../../storage/statementParts.js"
 import { fenceHeld } from "../../owners/fence.js"
 import { decodeJson, encodeJson } from "../../storage/codec.js"
 import { withCurrentTraceparent } from "../../tracing.js"
@@ -169,24 +167,28 @@ const stageChild = (
       parent,
     })
     const stored = encodeExit({ _tag: "Success", value: startedId })
-    state.beginWork()
     const recorded = awaits
       ? beginAwaitedStartPart(internals.clock, stepKey(env, step), startedId)
       : recordSettledPart(internals.clock, stepKey(env, step), "start", stored, startedId)
     const staged = stageStartPart(internals.clock, state.owner, startedId, payload, fenceHeld)
-    yield* env
-      .write("start-step", {
-        parts: [recorded, staged],
-        // Wakes runners of other processes (Postgres): the staged start is due now.
-        select:
-          internals.storage.backend === "postgres"
-            ? notifyColumn(WAKE_CHANNEL, String(state.owner.bucket), {
-                when: existsIn(staged.name),
-              })
-            : sql`true AS notified`,
-      })
-      .pipe(Effect.ensuring(Effect.sync(() => state.endWork())))
-    internals.wakeups.wakeBucket(state.owner.bucket)
+    // Held for the pass's next write: nothing here waits for it (the child's id is this step's
+    // own), and nothing with an outside effect happens before it commits — the next activity,
+    // the suspend of an awaiting start, or the write of its own before the result. A pass's
+    // concurrent start steps so travel in one statement instead of one each.
+    const bucket = state.owner.bucket
+    env.holdWrite("start-step", [recorded, staged], {
+      // Wakes runners of other processes (Postgres), once per statement: the staged starts are due
+      // now (a runner of this process is woken in memory once it has committed).
+      ...(internals.storage.backend === "postgres"
+        ? {
+            column: {
+              key: `wake ${bucket}`,
+              sql: notifyColumn(WAKE_CHANNEL, String(bucket), { when: fenceHeld }),
+            },
+          }
+        : {}),
+      committed: () => internals.wakeups.wakeBucket(bucket),
+    })
     state.remember(
       awaits
         ? stepRow({
