@@ -7,7 +7,8 @@
  * claims the command's receipt and locks the owner (reserving the sequence); the second, with a
  * snapshot taken after the lock, appends and wakes. A pass of this process waiting for the event
  * is handed the poke as soon as the emit commits, with no claim of its timer (outbox/wakeups.ts
- * `takePoked`). */
+ * `takePoked`).
+ */
 import { randomUUID } from "node:crypto"
 import { UnknownEvent } from "../errors.js"
 import type { AkterInternals } from "../akter.js"

@@ -113,9 +113,7 @@ const isBatchable = <A>(write: PassWrite<A> | BatchableWrite<A>): write is Batch
  * step's record and staged start): unlike a held settle, a final write does not make them moot.
  */
 interface HeldEffects {
-  /** How many are held. */
-  count: number
-  /** The labels of their fault points, each once. */
+  /** The labels of their fault points, each once (none: nothing held). */
   readonly labels: Set<string>
   /** Columns the carrying statement's select adds, by key (each once: e.g. one wake per bucket). */
   readonly columns: Map<string, RawBuilder<unknown>>
@@ -124,7 +122,6 @@ interface HeldEffects {
 }
 
 const emptyEffects = (): HeldEffects => ({
-  count: 0,
   labels: new Set(),
   columns: new Map(),
   committed: [],
@@ -206,7 +203,7 @@ export class PassWriter {
     if (startWaiting && (final || changesExecution)) this.flush()
     // A final write drops what is held; held writes that must commit go first, in a write of
     // their own (a row they insert would not be seen by the final write's deletes).
-    if (final && this.effects.count > 0) this.flush()
+    if (final && this.effects.labels.size > 0) this.flush()
     const carriesStart = this.start !== undefined && this.startWrite === undefined
     const run = this.chain.then(async () => {
       // Taken when it runs: a discard in between has already told the start it was not taken.
@@ -230,7 +227,7 @@ export class PassWriter {
         }
         // A final write drops what is held: the steps it would settle are deleted with it.
         const batchedSettles = final ? [] : settles
-        if (final && effects.count > 0) {
+        if (final && effects.labels.size > 0) {
           throw new Error("held writes that must commit reached a final write")
         }
         if (
@@ -415,7 +412,6 @@ export class PassWriter {
     } = {},
   ): void {
     this.held.push(...parts)
-    this.effects.count += 1
     this.effects.labels.add(label)
     if (options.column !== undefined && !this.effects.columns.has(options.column.key)) {
       this.effects.columns.set(options.column.key, options.column.sql)

@@ -44,10 +44,6 @@ const matchesStep = (key: StepKey) =>
   sql`routing_key = ${key.routingKey}::bigint AND execution_id = ${key.executionId}
     AND step = ${key.step} AND attempt = ${key.attempt}`
 
-/**
- * The steps of the given executions (`executionIds[i]` under `routingKeys[i]`), attempts ascending
- * within each step, each row naming its execution.
- */
 /** The columns of a step row a pass replays from (`StepRow`), in the order they are read. */
 const REPLAYED_STEP_COLUMNS = [
   "step",
@@ -65,6 +61,10 @@ const REPLAYED_STEP_COLUMNS = [
   "child_id",
 ] as const
 
+/**
+ * The steps of the given executions (`executionIds[i]` under `routingKeys[i]`), attempts ascending
+ * within each step, each row naming its execution.
+ */
 export const readStepsOf = async (
   db: Queryable,
   routingKeys: readonly string[],
