@@ -24,7 +24,8 @@ import { composeStatement } from "../../runtime/storage/statementParts.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
-import { sleep, waitUntil } from "../support/waitUntil.js"
+import { sleep } from "../support/waitUntil.js"
+import { waitUntilSuspended } from "../support/executionStatus.js"
 import { withRunner } from "../support/withRunner.js"
 
 const registration = await registrationFromYaml(
@@ -82,14 +83,7 @@ describeEachBackend("the snapshot a claim reads", (backend) => {
     await withRunner({ akter, workflows: [doze] }, async () => {
       const run = await client().doze.start(ownerId, { note: "x".repeat(50) })
       executionId = run.executionId as string
-      await waitUntil("the sleep is written", async () => {
-        const row = await db()
-          .selectFrom("akter.executions")
-          .select("status")
-          .where("execution_id", "=", executionId)
-          .executeTakeFirstOrThrow()
-        return row.status === "suspended"
-      })
+      await waitUntilSuspended(db(), executionId, "the sleep is written")
     })
     await makeDueNow(db(), internals().clock, [{ routingKey: owner.routingKey, executionId }])
     return { owner, executionId }

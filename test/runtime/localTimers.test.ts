@@ -38,6 +38,7 @@ import {
   settlesOf,
 } from "../support/writeAudit.js"
 import { sleep, waitUntil } from "../support/waitUntil.js"
+import { executionStatusOf, waitUntilSuspended } from "../support/executionStatus.js"
 import { withRunner } from "../support/withRunner.js"
 
 const registration = await registrationFromYaml(
@@ -116,15 +117,6 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       .where("kind", "=", "timer")
       .where("id", "=", id)
       .executeTakeFirst()
-  const statusOf = async (id: string) =>
-    (
-      await db()
-        .selectFrom("akter.executions")
-        .select("status")
-        .where("execution_id", "=", id)
-        .executeTakeFirstOrThrow()
-    ).status
-
   it("wakes a short sleep its runner parked on time, with no poll to bring it", async () => {
     await withRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS }, async () => {
       const run = await client().nap.start(`o-${randomUUID().slice(0, 8)}`, { ms: 300 })
@@ -149,7 +141,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       const id = run.executionId as string
       // While it waits, the database holds the suspend, as for any parked execution: a crash now
       // loses nothing (test/crash/localTimersKill), and the pass takes no slot.
-      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      await waitUntilSuspended(db(), id)
       const armed = await timerOf(id)
       expect(armed?.attempts).toBe(0)
       expect(Number(armed?.due_at_ms)).toBeGreaterThan(await dbNow())
@@ -174,7 +166,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     await withRunner({ akter, workflows: [nap], pollMs: NO_POLL_MS }, async () => {
       const run = await client().nap.start(`o-${randomUUID().slice(0, 8)}`, { ms: 5_000 })
       const id = run.executionId as string
-      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      await waitUntilSuspended(db(), id)
       const askedAt = Date.now()
       await run.interrupt()
       const result = await run.result({ timeout: "20 seconds" })
@@ -225,7 +217,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       const owner = `o-${randomUUID().slice(0, 8)}`
       const run = await client().listen.start(owner)
       const id = run.executionId as string
-      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      await waitUntilSuspended(db(), id)
       // Parked on an event alone: the suspend removed the timer; the pass holds no slot.
       expect(await timerOf(id)).toBeUndefined()
       expect(runner.live).toBe(0)
@@ -251,7 +243,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       const owner = `o-${randomUUID().slice(0, 8)}`
       const run = await client().listen.start(owner)
       const id = run.executionId as string
-      await waitUntil("the suspend is written", async () => (await statusOf(id)) === "suspended")
+      await waitUntilSuspended(db(), id)
       await sleep(EVENT_WAIT_MS + 500)
       await client().emit(owner, "Ping", { n: 8 })
       expect(await run.result({ timeout: "20 seconds" })).toEqual({
@@ -371,7 +363,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     )
     const ids = runs.map((run) => run.executionId as string)
     await waitUntil("every execution is parked on its sleep", async () => {
-      for (const id of ids) if ((await statusOf(id)) !== "suspended") return false
+      for (const id of ids) if ((await executionStatusOf(db(), id)) !== "suspended") return false
       return first.live === 0
     })
     const dues = new Map<string, number>()

@@ -16,6 +16,7 @@ import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { sleep, waitUntil } from "../support/waitUntil.js"
+import { waitUntilSuspended } from "../support/executionStatus.js"
 import { withRunner } from "../support/withRunner.js"
 
 const registration = await registrationFromYaml(
@@ -99,14 +100,7 @@ describeEachBackend("an emit in one statement", (backend) => {
     // Parked on its wait, with no runner left here to be handed the emit's poke.
     await withRunner({ akter, workflows: [answer] }, async () => {
       executionId = (await client().answer.start(ownerId)).executionId as string
-      await waitUntil("the wait is written", async () => {
-        const row = await db()
-          .selectFrom("akter.executions")
-          .select("status")
-          .where("execution_id", "=", executionId)
-          .executeTakeFirstOrThrow()
-        return row.status === "suspended"
-      })
+      await waitUntilSuspended(db(), executionId, "the wait is written")
     })
     const pokesBefore = await pokesOf(executionId)
     const { counters } = internals().storage

@@ -19,6 +19,7 @@ import { testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { createPostgresDatabase, describePostgres } from "../support/backends.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { waitUntil } from "../support/waitUntil.js"
+import { waitUntilSuspended } from "../support/executionStatus.js"
 import { withRunner } from "../support/withRunner.js"
 
 const registration = await registrationFromYaml(
@@ -88,14 +89,7 @@ describePostgres("the payload of an emit's wake", () => {
     await withRunner({ akter, workflows: [listen] }, async () => {
       const run = await client().listen.start(owner)
       executionId = run.executionId as string
-      await waitUntil("the wait is written", async () => {
-        const row = await db()
-          .selectFrom("akter.executions")
-          .select("status")
-          .where("execution_id", "=", executionId)
-          .executeTakeFirstOrThrow()
-        return row.status === "suspended"
-      })
+      await waitUntilSuspended(db(), executionId, "the wait is written")
     })
     return { owner, placement, executionId }
   }
