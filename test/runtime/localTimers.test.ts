@@ -38,6 +38,7 @@ import {
   settlesOf,
 } from "../support/writeAudit.js"
 import { sleep, waitUntil } from "../support/waitUntil.js"
+import { claimsOf, installClaimAudit } from "../support/claimAudit.js"
 import { executionStatusOf, waitUntilSuspended } from "../support/executionStatus.js"
 import { withRunner } from "../support/withRunner.js"
 
@@ -196,23 +197,8 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       }),
   })
 
-  /** The claims of each timer (a claim counts an attempt), recorded as they commit. */
-  const claimsOf = async (id: string) => {
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM localtimers_claims WHERE id = ${id}`.execute(db())
-    return rows[0]!.n
-  }
-
   it("resumes a pass waiting in memory for an event when an emit of its process commits: no claim, one body run", async () => {
-    await sql
-      .raw(
-        `CREATE TABLE IF NOT EXISTS localtimers_claims (id text NOT NULL);
-        CREATE OR REPLACE FUNCTION localtimers_claimed() RETURNS trigger LANGUAGE plpgsql AS $$
-          BEGIN INSERT INTO localtimers_claims VALUES (NEW.id); RETURN NEW; END $$;
-        CREATE OR REPLACE TRIGGER localtimers_claimed AFTER UPDATE ON akter.outbox FOR EACH ROW
-          WHEN (NEW.attempts > OLD.attempts) EXECUTE FUNCTION localtimers_claimed();`,
-      )
-      .execute(db())
+    await installClaimAudit(db())
     await withRunner({ akter, workflows: [nap, listen], pollMs: NO_POLL_MS }, async (runner) => {
       const owner = `o-${randomUUID().slice(0, 8)}`
       const run = await client().listen.start(owner)
@@ -221,7 +207,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       // Parked on an event alone: the suspend removed the timer; the pass holds no slot.
       expect(await timerOf(id)).toBeUndefined()
       expect(runner.live).toBe(0)
-      const claimsBefore = await claimsOf(id)
+      const claimsBefore = await claimsOf(db(), id)
       await client().emit(owner, "Ping", { n: 7 })
       expect(await run.result({ timeout: "20 seconds" })).toEqual({
         _tag: "Success",
@@ -229,7 +215,7 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
       })
       // The emit handed its poke to the waiting pass: its timer, due from the emit's commit until
       // the finish deleted it, was never claimed.
-      expect(await claimsOf(id)).toBe(claimsBefore)
+      expect(await claimsOf(db(), id)).toBe(claimsBefore)
       expect(await timerOf(id)).toBeUndefined()
       expect(listenRuns.get(id)).toBe(1)
       const audit = await readWriteAudit(db())

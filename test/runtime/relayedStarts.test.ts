@@ -22,6 +22,7 @@ import { encodeJson } from "../../runtime/storage/codec.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
+import { claimsOf, installClaimAudit } from "../support/claimAudit.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { withRunner } from "../support/withRunner.js"
@@ -98,14 +99,10 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
 
   beforeAll(async () => {
     akter = await openTestAkter(backend)
+    await installClaimAudit(db())
     await sql
       .raw(
-        `CREATE TABLE IF NOT EXISTS relay_claims (id text NOT NULL);
-        CREATE OR REPLACE FUNCTION relay_claimed() RETURNS trigger LANGUAGE plpgsql AS $$
-          BEGIN INSERT INTO relay_claims VALUES (NEW.id); RETURN NEW; END $$;
-        CREATE OR REPLACE TRIGGER relay_claimed AFTER UPDATE ON akter.outbox FOR EACH ROW
-          WHEN (NEW.attempts > OLD.attempts) EXECUTE FUNCTION relay_claimed();
-        CREATE TABLE IF NOT EXISTS relay_staged (id text NOT NULL, tx bigint NOT NULL);
+        `CREATE TABLE IF NOT EXISTS relay_staged (id text NOT NULL, tx bigint NOT NULL);
         CREATE OR REPLACE FUNCTION relay_staged() RETURNS trigger LANGUAGE plpgsql AS $$
           BEGIN INSERT INTO relay_staged VALUES (NEW.id, txid_current()); RETURN NEW; END $$;
         CREATE OR REPLACE TRIGGER relay_staged AFTER INSERT ON akter.outbox FOR EACH ROW
@@ -120,12 +117,6 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
   const db = () => internals().storage.db
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const client = () => makeOwnerClient<any>(akter, registration)
-  const claimsOf = async (id: string) =>
-    (
-      await sql<{
-        n: number
-      }>`SELECT count(*)::int AS n FROM relay_claims WHERE id = ${id}`.execute(db())
-    ).rows[0]!.n
   const rowOf = (executionId: string) =>
     db()
       .selectFrom("akter.executions")
@@ -157,7 +148,7 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
       })
       // The staged row (the parent's outbox, kind `start`) was claimed once, to be relayed; the
       // child's timer, armed by its folded start, never.
-      expect(await claimsOf(childId)).toBe(1)
+      expect(await claimsOf(db(), childId)).toBe(1)
       expect(await outboxOf(childId)).toEqual([])
       expect(worked.get(child)).toBe(1)
     })
