@@ -7,7 +7,8 @@
  * claims the command's receipt and locks the owner (reserving the sequence); the second, with a
  * snapshot taken after the lock, appends and wakes. A pass of this process waiting for the event
  * is handed the poke as soon as the emit commits, with no claim of its timer (outbox/wakeups.ts
- * `takePoked`).
+ * `takePoked`), and the event with it, so that it need not read the log (events/eventLog.ts
+ * `HandedEvent`).
  */
 import { randomUUID } from "node:crypto"
 import { UnknownEvent } from "../errors.js"
@@ -16,13 +17,14 @@ import { faultPoint } from "../faults.js"
 import type { Caller } from "../model/caller.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import { placeOwner } from "../owners/routing.js"
-import { appendEventPart } from "../events/eventLog.js"
+import { appendEventPart, previousOfNameSql, type HandedEvent } from "../events/eventLog.js"
 import { ownerVersionPart, reserveSequencePart } from "../owners/fence.js"
 import { waitingForPart } from "../engine/stepStore.js"
 import { pokeTimersPart } from "../outbox/outboxStore.js"
 import { ANY_BUCKET, notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
 import { composeStatement, existsIn } from "../storage/statementParts.js"
-import { sql } from "kysely"
+import { sql, type RawBuilder } from "kysely"
+import type { PokedTimer } from "../outbox/wakeups.js"
 import type { EmitOptions, EmitReceipt } from "./clientApi.js"
 import { idempotentCall } from "./databaseCalls.js"
 import { encodePayload } from "./payloads.js"
@@ -71,8 +73,12 @@ export const emitEvent = async (
   const { clock } = internals
   faultPoint("emit.before")
   const servedHere = internals.wakeups.servedHere(owner.bucket)
-  /** The final select of either form: the wake-up of other processes and the timers poked. */
-  const wakeColumns = (poked: string) => {
+  /**
+   * The final select of either form: the wake-up of other processes, the timers poked, and the
+   * sequence of the event of this name before the appended one, which a pass here waiting for it
+   * needs to take it without reading the log (read only when a timer was poked).
+   */
+  const wakeColumns = (poked: string, sequence: RawBuilder<unknown>) => {
     const pokedWanted = sql<boolean>`EXISTS (SELECT 1 FROM ${sql.id(poked)} WHERE wanted)`
     return sql.join([
       internals.storage.backend === "postgres"
@@ -89,12 +95,21 @@ export const emitEvent = async (
         : sql`true AS notified`,
       sql`(SELECT coalesce(json_agg(json_build_array(id, pokes)), '[]')
         FROM ${sql.id(poked)}) AS poked`,
+      sql`CASE WHEN ${existsIn(poked)} THEN ${previousOfNameSql(owner, event, sequence)}
+        END AS previous`,
     ])
   }
-  const pokedOf = (row: Readonly<Record<string, unknown>> | undefined) =>
-    ((row?.["poked"] as [string, number | string][] | undefined) ?? []).map(
-      ([executionId, pokes]) => ({ executionId, pokes: Number(pokes) }),
+  const pokedOf = (row: Readonly<Record<string, unknown>> | undefined, sequence: number) => {
+    const handed: HandedEvent = {
+      name: event,
+      sequence,
+      previous: Number(row?.["previous"] ?? 0),
+      payload: encoded.stored,
+    }
+    return ((row?.["poked"] as [string, number | string][] | undefined) ?? []).map(
+      ([executionId, pokes]): PokedTimer => ({ executionId, pokes: Number(pokes), event: handed }),
     )
+  }
   // The emit in one statement, one round trip and one commit: it reads the owner's version and the
   // waits in its snapshot, then reserves the sequence under the owner's lock only if the row is
   // still that version. Every wait registration changes the owner row (owners/fence.ts
@@ -119,10 +134,11 @@ export const emitEvent = async (
       sql.join([
         sql`akter.require(${existsIn(receipt.name)}, ${EMIT_NOT_ALONE}) AS alone`,
         sql`(SELECT event_sequence FROM ${sql.id(reserved.name)}) AS sequence`,
-        wakeColumns(poked.name),
+        wakeColumns(poked.name, sql`(SELECT event_sequence FROM ${sql.id(reserved.name)})`),
       ]),
     ).execute(internals.storage.db)
-    return { sequence: Number(rows[0]?.["sequence"]), poked: pokedOf(rows[0]) }
+    const sequence = Number(rows[0]?.["sequence"])
+    return { sequence, poked: pokedOf(rows[0], sequence) }
   }
   // Retried under the same command id: a second emit of it appends nothing and reads the first's
   // sequence from its receipt.
@@ -136,7 +152,10 @@ export const emitEvent = async (
       ).execute(tx)
       const next = claimed.rows[0]?.["sequence"]
       if (next === null || next === undefined)
-        return { sequence: Number(await earlierOutcome(tx, owner, commandId)), poked: [] }
+        return {
+          sequence: Number(await earlierOutcome(tx, owner, commandId)),
+          poked: [] as PokedTimer[],
+        }
       // A new statement, so a new snapshot: every wait registered before the owner lock is seen.
       const appended = Number(next)
       const waiting = waitingForPart(owner, event)
@@ -148,9 +167,9 @@ export const emitEvent = async (
           poked,
           completeReceiptPart(owner, commandId, String(appended)),
         ],
-        wakeColumns(poked.name),
+        wakeColumns(poked.name, sql`${appended}::bigint`),
       ).execute(tx)
-      return { sequence: appended, poked: pokedOf(rows[0]) }
+      return { sequence: appended, poked: pokedOf(rows[0], appended) }
     })
   const append = () =>
     appendAlone().catch((error: unknown) => {

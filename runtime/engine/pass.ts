@@ -25,6 +25,7 @@ import { executionVerdict } from "../compatibility/executionVerdict.js"
 import { compatibilityHashOf } from "../compatibility/rules.js"
 import type { Finding } from "../compatibility/finding.js"
 import { interruptCauseOf, type InterruptCause, type StoredResult } from "../model/exit.js"
+import type { HandedEvent } from "../events/eventLog.js"
 import type { Hash } from "../model/hash.js"
 import type { ExecutionOutcome } from "../storage/database.js"
 import type { OwnerRegistration } from "../model/registration.js"
@@ -150,11 +151,11 @@ export interface PassControl {
   /** Parked steps re-check (an event, a due time); the interrupt flag is re-read. */
   wake(): void
   /**
-   * A claim of the execution's timer, or an emit of this process that poked it, the row poked
-   * `pokes` times since: a pass waiting in memory resumes for it, as a new pass would start (true);
-   * otherwise false, and nothing changes.
+   * A claim of the execution's timer, or an emit of this process that poked it (handing its
+   * `event`), the row poked `pokes` times since: a pass waiting in memory resumes for it, as a new
+   * pass would start (true); otherwise false, and nothing changes.
    */
-  claimed(pokes: number): boolean
+  claimed(pokes: number, event?: HandedEvent): boolean
   /** Ends the pass recording nothing more (drain, lost lease). */
   abandon(reason: string): void
 }
@@ -240,7 +241,7 @@ export const runPass = async (
       woken = true
       live?.wake()
     },
-    claimed: (pokes) => live?.claimed(pokes) ?? false,
+    claimed: (pokes, event) => live?.claimed(pokes, event) ?? false,
     abandon: (reason) => {
       abandonedFor = reason
       live?.abandon(reason)
@@ -492,6 +493,8 @@ export const runPass = async (
       return end({ kind: "abandon", reason: outcome.kind === "abandoned" ? outcome.reason : "" })
     }
     written = outcome
+    // The suspend may have deleted the timer, and the pokes answered with it (`state.pokesSeen`).
+    answering = Math.min(answering, state.pokesSeen)
     if (
       dismissed ||
       ending !== undefined ||
@@ -538,8 +541,21 @@ export const runPass = async (
       state.wake()
     },
     abandon: (reason) => (residence === "running" ? end({ kind: "abandon", reason }) : dismiss()),
-    claimed: (pokes) => {
+    claimed: (pokes, event) => {
       if (residence !== "waiting" || ending !== undefined) return false
+      if (event !== undefined && pokes === state.pokesSeen + 1) {
+        // The emit that hands the event made the only poke since the pass last read the row: an
+        // interrupt, a child's finish or another emit would have poked it too. So there is no
+        // interrupt to read (the deadline is the clock's), and the waits take the event without
+        // reading the log when it is the next of its name after their cursor.
+        answering = Math.max(answering, pokes)
+        state.pokesSeen = pokes
+        state.handed = event
+        runAgain()
+        state.wake()
+        answerInterrupt(undefined)
+        return true
+      }
       // Every emit or interrupt that poked the row before now is committed. The parked steps
       // re-check (waits scan the log again) while the interrupt flag is read: once it is back,
       // every re-check started after those pokes, so the pass has answered them and a suspend
@@ -867,20 +883,24 @@ const suspend = async (
       pokesSeen: state.pokesSeen,
     },
   )
-  parts.push(
-    armed,
-    deleteTimerPart(state.routingKey, state.executionId, {
-      when: sql`${fenced} AND NOT ${seen} AND ${earliest}::bigint IS NULL`,
-      pokesSeen: state.pokesSeen,
-    }),
-  )
+  const deleted = deleteTimerPart(state.routingKey, state.executionId, {
+    when: sql`${fenced} AND NOT ${seen} AND ${earliest}::bigint IS NULL`,
+    pokesSeen: state.pokesSeen,
+  })
+  parts.push(armed, deleted)
   try {
-    const due = await state.writer.write("park", {
+    const { due, timerDeleted } = await state.writer.write("park", {
       parts,
       execution: { status: "suspended" },
-      select: sql`(SELECT due_at_ms FROM ${sql.id(armed.name)}) AS due_at_ms`,
-      read: (row) => (row["due_at_ms"] === null ? null : Number(row["due_at_ms"])),
+      select: sql`(SELECT due_at_ms FROM ${sql.id(armed.name)}) AS due_at_ms,
+        ${existsIn(deleted.name)} AS timer_deleted`,
+      read: (row) => ({
+        due: row["due_at_ms"] === null ? null : Number(row["due_at_ms"]),
+        timerDeleted: row["timer_deleted"] === true,
+      }),
     })
+    // Every poke of the deleted row was answered; the next one creates the row, counting from 0.
+    if (timerDeleted) state.pokesSeen = 0
     return { kind: "suspended", dueAtMs: due }
   } catch (error) {
     return { kind: "abandoned", reason: `suspend failed: ${String(error)}` }

@@ -15,6 +15,7 @@ import type { WorkflowRegistration } from "../model/registration.js"
 import type { ExecutionRow } from "./executionStore.js"
 import type { PassWriter } from "./passWriter.js"
 import type { StepRow } from "./stepStore.js"
+import type { HandedEvent } from "../events/eventLog.js"
 import { timeoutDelay } from "../storage/clock.js"
 
 export interface Parked {
@@ -48,9 +49,15 @@ export class PassState {
   cursor: number
   /**
    * The pokes of the execution's timer this pass has answered: its suspend keeps the timer due if
-   * a poke came since. A claim that resumes a pass waiting in memory raises it (engine/pass.ts).
+   * a poke came since. A claim that resumes a pass waiting in memory raises it (engine/pass.ts);
+   * a suspend that deletes the timer sets it to 0, as a poke then creates the row counting from 0.
    */
   pokesSeen: number
+  /**
+   * The last event an emit of this process handed to the pass with its poke: a wait whose cursor
+   * is at or past the event of its name before it reads it from here, not from the log.
+   */
+  handed: HandedEvent | undefined = undefined
   /**
    * When the execution is interrupted if still open; null: it has no deadline. A start this pass
    * records replaces its estimate with the recorded one.

@@ -3,7 +3,7 @@
  * row lock (owners/fence.ts `reserveSequencePart`, with the owner row's other statements), so each
  * owner has one gap-free order that waits read after their cursor.
  */
-import { sql } from "kysely"
+import { sql, type RawBuilder } from "kysely"
 import type { Queryable } from "../storage/database.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
@@ -34,6 +34,35 @@ export interface LoggedEvent {
   readonly payload: Buffer
   readonly payload_version: number
 }
+
+/**
+ * An event an emit of this process committed, handed to a pass of it waiting in memory, with what
+ * makes it the next of its name after a wait's cursor: the sequence of the owner's event of that
+ * name before it (0 for none). A wait that has scanned at least that far may take it without
+ * reading the log, since sequences below it are all taken and committed (each emit reserves its
+ * own under the owner's lock, held until it commits).
+ */
+export interface HandedEvent {
+  readonly name: string
+  readonly sequence: number
+  readonly previous: number
+  readonly payload: Buffer
+}
+
+/**
+ * The sequence of the owner's last event of this name before `sequence` (0 for none), as a
+ * statement's column: in a statement whose snapshot sees every emit of the owner before it (one
+ * that holds the owner's lock, or checked the owner unchanged since its snapshot).
+ */
+export const previousOfNameSql = (
+  owner: OwnerPlacement,
+  name: string,
+  sequence: RawBuilder<unknown>,
+): RawBuilder<number> =>
+  sql<number>`(SELECT coalesce(max(sequence), 0) FROM akter.events
+    WHERE routing_key = ${owner.routingKey}::bigint AND tenant = ${owner.tenant}
+      AND owner_type = ${owner.ownerType} AND owner_id = ${owner.ownerId} AND name = ${name}
+      AND sequence < ${sequence})`
 
 /** The owner's events of one name after a sequence, oldest first, a page at a time. */
 export const eventsAfter = async (

@@ -6,12 +6,15 @@
  * on PGlite, where there are no other processes).
  */
 
+import type { HandedEvent } from "../events/eventLog.js"
+
 type Listener<A> = (value: A) => void
 
-/** A timer an emit of this process poked, and how many pokes its row counts since. */
+/** A timer an emit of this process poked, how many pokes its row counts since, and the event. */
 export interface PokedTimer {
   readonly executionId: string
   readonly pokes: number
+  readonly event?: HandedEvent
 }
 
 /** A runner of this process, as an emit here sees it. */

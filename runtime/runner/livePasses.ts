@@ -8,6 +8,7 @@
  */
 import type { AkterInternals } from "../akter.js"
 import type { ExecutionSnapshot, UnstartedExecution } from "../engine/executionStore.js"
+import type { HandedEvent } from "../events/eventLog.js"
 import { runPass, type PassControl, type PassOutcome, type PassServices } from "../engine/pass.js"
 import type { Logger } from "../log.js"
 import { markWanted } from "../outbox/outboxStore.js"
@@ -133,14 +134,14 @@ export class LivePasses {
   }
 
   /**
-   * A claim of an execution whose pass runs here, or an emit here that poked it, its row poked
-   * `pokes` times: a pass waiting in memory resumes for it; a running one is woken and, if it
+   * A claim of an execution whose pass runs here, or an emit here that poked it (`event`), its row
+   * poked `pokes` times: a pass waiting in memory resumes for it; a running one is woken and, if it
    * suspends, replays once more. False when no pass of it runs here.
    */
-  rerun(executionId: string, pokes: number): boolean {
+  rerun(executionId: string, pokes: number, event?: HandedEvent): boolean {
     const existing = this.live.get(executionId)
     if (existing === undefined) return false
-    if (this.waiting.has(executionId) && existing.control?.claimed(pokes) === true) {
+    if (this.waiting.has(executionId) && existing.control?.claimed(pokes, event) === true) {
       this.stopsWaiting(executionId)
       return true
     }

@@ -312,10 +312,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   // An emit of this process hands the pokes it committed to the passes here waiting for them.
   const stopTakingPokes = internals.wakeups.takePokes({
     serves,
-    take: (bucket, { executionId, pokes }) => {
+    take: (bucket, { executionId, pokes, event }) => {
       if (!serves(bucket) || !passes.has(executionId)) return false
       timers.forget(executionId)
-      return passes.rerun(executionId, pokes)
+      return passes.rerun(executionId, pokes, event)
     },
   })
   // A wake of another runner's bucket finds nothing here: an empty claim would only cost a statement.

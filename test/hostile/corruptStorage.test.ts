@@ -43,6 +43,8 @@ describeEachBackend("corrupted storage", (backend) => {
   let akter: TestAkter
   let runner: Runner
   let client: AnyClient
+  /** A runner of the suite's workflows, as the suite starts one. */
+  let startSuiteRunner: () => Promise<Runner>
 
   beforeAll(async () => {
     crate = await registrationFromYaml(
@@ -66,7 +68,8 @@ describeEachBackend("corrupted storage", (backend) => {
       }),
     ]
     akter = await openTestAkter(backend)
-    runner = await startRunner({ akter, workflows, pollMs: 20, recoveryMs: 1_000 })
+    startSuiteRunner = () => startRunner({ akter, workflows, pollMs: 20, recoveryMs: 1_000 })
+    runner = await startSuiteRunner()
     client = makeOwnerClient<AnyClient>(akter, crate)
   })
 
@@ -174,7 +177,10 @@ describeEachBackend("corrupted storage", (backend) => {
     const run = await client.heed.start("event")
     const healthy = await client.heed.start("event-healthy")
     await runUntilIdle(akter, runner)
-    // The payload is damaged as it is stored: a runner woken by the emit never sees it whole.
+    // The payload is damaged as it is stored: a runner woken by the emit never sees it whole. No
+    // runner of this process runs meanwhile: one would be handed the event as it was emitted, and
+    // never read the stored copy (engine/pass.ts `claimed`).
+    await runner.close()
     await sql`CREATE FUNCTION akter_test_damage_event() RETURNS trigger AS $$
       BEGIN NEW.payload := ${sql.lit(`\\x${GARBAGE.notJson.toString("hex")}`)}::bytea; RETURN NEW; END
       $$ LANGUAGE plpgsql`.execute(db())
@@ -188,6 +194,7 @@ describeEachBackend("corrupted storage", (backend) => {
       await sql`DROP TRIGGER akter_test_damage_event ON akter.events`.execute(db())
       await sql`DROP FUNCTION akter_test_damage_event()`.execute(db())
     }
+    runner = await startSuiteRunner()
     await client.emit("event-healthy", "Note", { text: "fine" })
     await runUntilIdle(akter, runner)
     await expectDefect(run, /stored value is corrupt: not JSON/)

@@ -18,7 +18,6 @@
  * of write it means to cover.
  */
 import { readdirSync, readFileSync } from "node:fs"
-import pg from "pg"
 import * as Effect from "effect/Effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -42,6 +41,7 @@ import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import type { UntypedSteps } from "../support/untypedSteps.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { auditStatement, loadSqlParser, type Verdict } from "../support/routingAudit.js"
+import { watchSentStatements, type SentStatement } from "../support/sentStatements.js"
 
 const flat = (text: string) => text.replace(/\s+/g, " ").trim()
 
@@ -218,37 +218,15 @@ const COVERED: readonly { what: string; matches: RegExp }[] = [
   },
 ]
 
-interface Sent {
-  readonly text: string
-  readonly values: readonly unknown[]
-}
-
-/**
- * Records every statement any pg client of this process sends, with its values, until the returned
- * function is called. Pool clients bind `query` when they connect, so this runs before any opens.
- */
-const recordStatements = (sent: Map<string, Sent[]>): (() => void) => {
-  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }
-  const original = prototype.query
-  prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [first, second] = args
-    const config: Partial<pg.QueryConfig> =
-      typeof first === "object" && first !== null ? (first as pg.QueryConfig) : {}
-    const text = typeof first === "string" ? first : config.text
-    const values = Array.isArray(second) ? second : (config.values ?? [])
-    if (typeof text === "string") {
-      const shape = flat(text)
-      const seen = sent.get(shape) ?? []
-      // A few sendings of each shape are enough to compare their keys; keep memory flat.
-      if (seen.length < 20) seen.push({ text, values })
-      sent.set(shape, seen)
-    }
-    return original.apply(this, args)
-  }
-  return () => {
-    prototype.query = original
-  }
-}
+/** Records every statement this process sends, a few of each shape, until the returned function is called. */
+const recordStatements = (sent: Map<string, SentStatement[]>): (() => void) =>
+  watchSentStatements((statement) => {
+    const shape = flat(statement.text)
+    const seen = sent.get(shape) ?? []
+    // A few sendings of each shape are enough to compare their keys; keep memory flat.
+    if (seen.length < 20) seen.push(statement)
+    sent.set(shape, seen)
+  })
 
 const REPORT_YAML = `
 akter: 1
@@ -349,7 +327,7 @@ describe("routable statements", () => {
 })
 
 describePostgres("routable statements, as sent", () => {
-  const sent = new Map<string, Sent[]>()
+  const sent = new Map<string, SentStatement[]>()
   let stopRecording = () => {}
   let database: { url: string; drop: () => Promise<void> } | undefined
   const akters: TestAkter[] = []

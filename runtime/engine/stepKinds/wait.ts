@@ -8,7 +8,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { sql } from "kysely"
-import { eventsAfter } from "../../events/eventLog.js"
+import { eventsAfter, type LoggedEvent } from "../../events/eventLog.js"
 import type { WaitOutcome } from "../../model/exit.js"
 import { schemaOf } from "../../model/schemaOf.js"
 import { decodeJson } from "../../storage/codec.js"
@@ -169,9 +169,19 @@ const waitMethod =
         state.beginWork()
         const match = yield* Effect.gen(function* () {
           for (;;) {
-            const page = yield* Effect.promise(() =>
-              eventsAfter(internals.storage.db, state.owner, event, scanned, EVENT_PAGE),
-            )
+            // An event an emit of this process handed with its poke, when it is the next of the
+            // name after the cursor, is what the log would answer first (and, on a short page,
+            // alone: a later one would have poked again).
+            const handed = state.handed
+            const page: readonly Pick<LoggedEvent, "sequence" | "payload">[] =
+              handed !== undefined &&
+              handed.name === event &&
+              handed.previous <= scanned &&
+              handed.sequence > scanned
+                ? [handed]
+                : yield* Effect.promise(() =>
+                    eventsAfter(internals.storage.db, state.owner, event, scanned, EVENT_PAGE),
+                  )
             for (const logged of page) {
               const read = yield* Effect.try({
                 try: () => readLogged(decodeJson(logged.payload)),
