@@ -1,5 +1,5 @@
 /**
- * Sends the like requests of concurrent passes as one statement. While statements are in flight,
+ * Sends the like requests of concurrent passes as one statement. While a statement is in flight,
  * the requests that arrive wait and go together in the next one; a lone request goes at once, so
  * a single execution pays nothing for the grouping, and under load one round trip (and, for
  * writes, one commit) serves every pass that was waiting. The statement must answer request by
@@ -10,8 +10,13 @@
  * const outcome = await steps.submit({ owner, generation, executionId, begin: { step, attempt: 1 } })
  */
 
-/** Statements sent at once: one fills while another runs. */
-const MAX_IN_FLIGHT = 2
+/**
+ * Statements in flight at once: the next fills while one runs. With two, the second usually left
+ * alone, right behind the first; with one, it waits a round trip for company, and under load the
+ * runner sends fewer, fuller statements (measured: shape b 1.36 → 1.22 statements per workflow,
+ * shape r with four runner processes 3.3 → 2.5, their throughput up 2% and 25%).
+ */
+const MAX_IN_FLIGHT = 1
 /** The most requests one statement carries. */
 const MAX_BATCH = 64
 
