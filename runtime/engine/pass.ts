@@ -112,6 +112,12 @@ export interface PassServices {
   readonly executionStates: ExecutionStateReader
   /** Where a pass suspending on a timer due soon may wait in memory; none: every suspend ends it. */
   readonly residency?: Residency
+  /**
+   * The pass runs none of the workflow's code until it ends or resumes — its body is parked while
+   * its suspend is written, or its body and compensations are done and its result is written — so
+   * its slot may go to other work.
+   */
+  readonly releaseSlot?: (executionId: string) => void
 }
 
 /**
@@ -485,6 +491,7 @@ export const runPass = async (
   }
   const waitInMemory = async (parked: ReadonlyMap<string, Parked>, due: number | null) => {
     residence = "suspending"
+    services.releaseSlot?.(executionId)
     dismissed = false
     state.hold()
     const outcome = await suspend(services, state, parked, due)
@@ -583,6 +590,8 @@ export const runPass = async (
   if (woken) live.wake()
 
   const exit = await Effect.runPromise(Fiber.await(outer))
+  // The body and its compensations are done: what is left is writing the suspend or the result.
+  services.releaseSlot?.(executionId)
   stopDeadlineWatch()
   state.stopQuiescenceCheck()
   await writer.settled()

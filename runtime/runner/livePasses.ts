@@ -4,7 +4,8 @@
  * owner — one per lease of its bucket, whose first write advances the owner's generation, so
  * whoever served the owner before can commit nothing more. A lost lease abandons the bucket's
  * passes; a pass that ends without doing its work hands its timer back (timerHandBack.ts). A pass
- * waiting in memory for its timer (engine/pass.ts `Residency`) stays live but holds no slot.
+ * waiting in memory for its timer (engine/pass.ts `Residency`) stays live but holds no slot, and so
+ * does one that only writes its suspend or its result (`releaseSlot`).
  */
 import type { AkterInternals } from "../akter.js"
 import type { ExecutionSnapshot, UnstartedExecution } from "../engine/executionStore.js"
@@ -71,6 +72,8 @@ export interface LivePassesOptions {
   readonly holds: (bucket: number) => boolean
   /** Told when an execution's passes here ended. */
   readonly ended: (ended: PassesEnded) => void
+  /** Told when a live pass gave its slot up (it waits in memory, or only writes what it did). */
+  readonly slotFreed: () => void
 }
 
 export class LivePasses {
@@ -84,15 +87,40 @@ export class LivePasses {
    * only have a timeout, after which they end (they keep memory, and an event may be long coming).
    */
   private readonly waiting = new Map<string, ReturnType<typeof setTimeout> | undefined>()
+  /**
+   * Live passes that run none of the workflow's code until they end or wait in memory: each writes
+   * its suspend or its result. They hold no slot.
+   */
+  private readonly writingOnly = new Set<string>()
   /** Passes waiting for an event alone: those with a time limit. */
   private eventWaiting = 0
   private draining = false
 
   constructor(private readonly options: LivePassesOptions) {}
 
-  /** Executions with a running pass: the slots taken (a pass waiting for its timer takes none). */
+  /** Executions with a pass running or writing (a pass waiting in memory is neither). */
   get size(): number {
     return this.live.size - this.waiting.size
+  }
+
+  /**
+   * The slots taken: passes that run the workflow's code. A pass waiting in memory takes none, nor
+   * does one that only writes its suspend or its result, so a timer due meanwhile need not wait
+   * for that write's round trip.
+   */
+  get slotsTaken(): number {
+    return this.live.size - this.waiting.size - this.writingOnly.size
+  }
+
+  /**
+   * The execution's pass runs no more of the workflow's code until it ends or resumes: its body
+   * is parked while its suspend is written, or it has ended and its result is being written.
+   */
+  releaseSlot(executionId: string): void {
+    if (!this.live.has(executionId) || this.waiting.has(executionId)) return
+    if (this.writingOnly.has(executionId)) return
+    this.writingOnly.add(executionId)
+    this.options.slotFreed()
   }
 
   /** Whether one more pass may wait in memory. */
@@ -114,6 +142,8 @@ export class LivePasses {
     const entry = this.live.get(executionId)
     if (entry === undefined) return
     this.stopsWaiting(executionId)
+    // Its slot, given up while it wrote its suspend, stays free while it waits.
+    this.writingOnly.delete(executionId)
     const timeout =
       endAfterMs === undefined
         ? undefined
@@ -209,6 +239,8 @@ export class LivePasses {
     let claimNow = false
     try {
       for (;;) {
+        // A pass that runs again (a claim came while the last one suspended) takes a slot again.
+        this.writingOnly.delete(executionId)
         const activation = guestActivation ?? this.activationOf(owner)
         outcome = await runPass(
           services,
@@ -283,6 +315,7 @@ export class LivePasses {
       start?.settled("not-taken")
       this.live.delete(executionId)
       this.stopsWaiting(executionId)
+      this.writingOnly.delete(executionId)
       // After its slot is free: a caller told of the result may start its next execution here.
       internals.wakeups.passEnded(
         executionId,

@@ -39,7 +39,7 @@ export const acceptLocalStarts = (options: LocalStartOptions): (() => void) => {
         // engine/concurrencyGroups.ts).
         request.concurrency !== null ||
         !options.serves(owner.bucket) ||
-        passes.size + options.owed() >= options.concurrency ||
+        passes.slotsTaken + options.owed() >= options.concurrency ||
         !options.implementations.has(workflowKeyOf(workflow.owner, workflow.name))
       ) {
         return undefined

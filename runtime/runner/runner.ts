@@ -199,6 +199,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         passes.stopsWaiting(executionId)
       },
     },
+    releaseSlot: (executionId) => passes.releaseSlot(executionId),
     stepBatcher: new StatementBatcher((writes) =>
       writeStepBatch(
         internals.storage.db,
@@ -218,11 +219,16 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     handBack,
     holds: (bucket) => leases.holds(bucket),
     ended: (ended) => passesEnded(ended),
+    // Fired timers take a freed slot first, then the claim loop.
+    slotFreed: () => {
+      timers.slotFreed()
+      claims.passesEnded(undefined, false)
+    },
   })
   const timers: LocalTimers = new LocalTimers({
     holds: (bucket) => leases.holds(bucket),
     leaseValidUntil: () => leases.heldUntil,
-    free: () => concurrency - passes.size,
+    free: () => concurrency - passes.slotsTaken,
     claim: (due) =>
       claimDueTimers(
         internals.storage.db,
@@ -289,7 +295,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     concurrency,
     recoveryMs,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
-    running: () => passes.size + timers.waiting,
+    running: () => passes.slotsTaken + timers.waiting,
     now: services.now,
     dispatch,
     track,
