@@ -288,4 +288,29 @@ export const textualMutations: readonly TextualMutation[] = [
     edits: [{ find: "touchesOwner: true,", replace: "touchesOwner: false," }],
     guards: [EMIT],
   },
+  {
+    id: "handed-only-poke",
+    invariant:
+      "a pass takes an emit's handed event without reading only when that emit's poke is the only one since it last read the execution",
+    file: "runtime/engine/pass.ts",
+    edits: [
+      {
+        find: "if (event !== undefined && pokes === state.pokesSeen + 1) {",
+        replace: "if (event !== undefined) {",
+      },
+    ],
+    guards: ["test/runtime/handedEvents.test.ts"],
+  },
+  {
+    id: "writing-pass-releases-slot",
+    invariant: "a pass that only writes its result holds no slot a due timer needs",
+    file: "runtime/engine/pass.ts",
+    edits: [
+      {
+        find: "  // The body and its compensations are done: what is left is writing the suspend or the result.\n  services.releaseSlot?.(executionId)",
+        replace: "",
+      },
+    ],
+    guards: ["test/runtime/slotRelease.test.ts"],
+  },
 ]

@@ -142,7 +142,7 @@ describeEachBackend("events handed to a waiting pass", (backend) => {
       // the interrupt can end the execution. Taken as handed, the pass would park again, its
       // suspend would count the interrupt's poke as answered, and nothing would resume it.
       await client().emit(ownerId, "Ring", { n: 2 })
-      expect(await run.result({ timeout: "20 seconds" })).toMatchObject({ _tag: "Interrupted" })
+      expect(await run.result({ timeout: "10 seconds" })).toMatchObject({ _tag: "Interrupted" })
     })
   })
 
@@ -160,7 +160,7 @@ describeEachBackend("events handed to a waiting pass", (backend) => {
       // it two, which is not one more than the pass answered of the deleted row.
       await interruptElsewhere(ownerId, id)
       await client().emit(ownerId, "Ring", { n: 2 })
-      expect(await run.result({ timeout: "20 seconds" })).toMatchObject({ _tag: "Interrupted" })
+      expect(await run.result({ timeout: "10 seconds" })).toMatchObject({ _tag: "Interrupted" })
     })
   })
 })
