@@ -60,6 +60,29 @@ export interface StepBatchOutcome {
   readonly parentBucket: number | null
 }
 
+/** A column of the batch's input: a lone write's value, or every write's as an array. */
+interface ColumnType {
+  readonly one: (value: unknown) => RawBuilder<unknown>
+  readonly many: (values: readonly unknown[]) => RawBuilder<unknown>
+}
+
+const BIGINT: ColumnType = {
+  one: (value) => sql`${value}::bigint`,
+  many: (values) => sql`${values}::bigint[]`,
+}
+const INT: ColumnType = {
+  one: (value) => sql`${value}::int`,
+  many: (values) => sql`${values}::int[]`,
+}
+const TEXT: ColumnType = {
+  one: (value) => sql`${value}::text`,
+  many: (values) => sql`${values}::text[]`,
+}
+const BYTEA: ColumnType = {
+  one: (value) => sql`${value}::bytea`,
+  many: (values) => sql`${values}::bytea[]`,
+}
+
 /**
  * Settles and begins activity attempts and records results of many executions in one statement —
  * one round trip and one commit for every pass that was waiting to write — with the guarantees of
@@ -69,7 +92,7 @@ export interface StepBatchOutcome {
  * held settle matched, as when a failed settle aborted its statement; exactly one result is
  * recorded (status not yet finished), with the steps and the timer deleted, an awaiting parent's
  * timer poked and, where a caller elsewhere awaits it, a notification (`notify`: Postgres). The
- * text does not depend on the number of executions, so it is prepared once.
+ * text depends only on whether one execution writes or more, so each shape is prepared once.
  */
 export const writeStepBatch = async (
   db: Queryable,
@@ -77,47 +100,53 @@ export const writeStepBatch = async (
   writes: readonly StepBatchWrite[],
   notify: boolean,
 ): Promise<StepBatchOutcome[]> => {
-  const column = <A>(pick: (write: StepBatchWrite) => A) => writes.map(pick)
   // Only the parts some row needs: at most seven statement shapes, each prepared once.
   const settling = writes.some((write) => write.settle !== undefined)
   const beginning = writes.some((write) => write.begin !== undefined)
   const finishing = writes.some((write) => write.finish !== undefined)
-  const columns: (readonly [string, RawBuilder<unknown>])[] = [
-    ["routing_key", sql`${column((w) => w.owner.routingKey)}::bigint[]`],
-    ["tenant", sql`${column((w) => w.owner.tenant)}::text[]`],
-    ["owner_type", sql`${column((w) => w.owner.ownerType)}::text[]`],
-    ["owner_id", sql`${column((w) => w.owner.ownerId)}::text[]`],
-    ["generation", sql`${column((w) => w.generation)}::bigint[]`],
-    ["execution_id", sql`${column((w) => w.executionId)}::text[]`],
+  const columns: (readonly [string, ColumnType, (write: StepBatchWrite) => unknown])[] = [
+    ["routing_key", BIGINT, (w) => w.owner.routingKey],
+    ["tenant", TEXT, (w) => w.owner.tenant],
+    ["owner_type", TEXT, (w) => w.owner.ownerType],
+    ["owner_id", TEXT, (w) => w.owner.ownerId],
+    ["generation", BIGINT, (w) => w.generation],
+    ["execution_id", TEXT, (w) => w.executionId],
   ]
   if (settling) {
     columns.push(
-      ["settle_step", sql`${column((w) => w.settle?.step ?? null)}::text[]`],
-      ["settle_attempt", sql`${column((w) => w.settle?.attempt ?? null)}::int[]`],
-      ["exit", sql`${column((w) => w.settle?.exit ?? null)}::bytea[]`],
-      ["retry_at_ms", sql`${column((w) => w.settle?.retryAtMs ?? null)}::bigint[]`],
-      ["matched", sql`${column((w) => w.settle?.matched ?? null)}::bigint[]`],
+      ["settle_step", TEXT, (w) => w.settle?.step ?? null],
+      ["settle_attempt", INT, (w) => w.settle?.attempt ?? null],
+      ["exit", BYTEA, (w) => w.settle?.exit ?? null],
+      ["retry_at_ms", BIGINT, (w) => w.settle?.retryAtMs ?? null],
+      ["matched", BIGINT, (w) => w.settle?.matched ?? null],
     )
   }
   if (beginning) {
     columns.push(
-      ["begin_step", sql`${column((w) => w.begin?.step ?? null)}::text[]`],
-      ["begin_attempt", sql`${column((w) => w.begin?.attempt ?? null)}::int[]`],
+      ["begin_step", TEXT, (w) => w.begin?.step ?? null],
+      ["begin_attempt", INT, (w) => w.begin?.attempt ?? null],
     )
   }
   if (finishing) {
     columns.push(
-      ["result", sql`${column((w) => w.finish ?? null)}::bytea[]`],
-      ["outcome", sql`${column((w) => w.outcome ?? null)}::text[]`],
+      ["result", BYTEA, (w) => w.finish ?? null],
+      ["outcome", TEXT, (w) => w.outcome ?? null],
     )
   }
-  const parts = [
-    sql`input AS (
-      SELECT * FROM unnest(${sql.join(columns.map(([, array]) => array))})
-        WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
-    )`,
-    ...batchFenceSql(),
-  ]
+  // A lone write's row as values, which Postgres plans and runs for less than an array of one
+  // (measured in shape c: 0.25 against 0.35 ms of its CPU per step); each shape twice, then.
+  const lone = writes[0]!
+  const input =
+    writes.length === 1
+      ? sql`input AS (
+          SELECT ${sql.join(columns.map(([name, type, pick]) => sql`${type.one(pick(lone))} AS ${sql.id(name)}`))},
+            1::bigint AS n
+        )`
+      : sql`input AS (
+          SELECT * FROM unnest(${sql.join(columns.map(([, type, pick]) => type.many(writes.map(pick))))})
+            WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
+        )`
+  const parts = [input, ...batchFenceSql()]
   if (settling) {
     parts.push(batchSettleSql(clock))
   }

@@ -99,9 +99,9 @@ const CROSS_OWNER: readonly {
   {
     name: "batched pass writes",
     reason:
-      "the step batcher (runtime/engine/stepBatch.ts) fences and writes the settles, begins and finishes of concurrent passes of many owners in one statement, the fence checked per row",
+      "the step batcher (runtime/engine/stepBatch.ts) fences and writes the settles, begins and finishes of concurrent passes of many owners in one statement, the fence checked per row (a lone pass's row goes as values rather than arrays: one owner, but through the same fence text, whose row-wise joins on the input the audit does not follow)",
     matches:
-      /^WITH input AS \( SELECT \* FROM unnest\(\$1::bigint\[\],.* WITH ORDINALITY AS i\("routing_key", "tenant", "owner_type", "owner_id", "generation"/,
+      /^WITH input AS \( SELECT (?:\* FROM unnest\(\$1::bigint\[\],.* WITH ORDINALITY AS i\("routing_key", "tenant", "owner_type", "owner_id", "generation"|\$1::bigint AS "routing_key", \$2::text AS "tenant", \$3::text AS "owner_type", \$4::text AS "owner_id", \$5::bigint AS "generation")/,
   },
   {
     name: "timers handed back",
