@@ -30,10 +30,15 @@ interface LocalTimer {
   readonly dueAt: number
   /**
    * When it fires: a claimed timer a millisecond after `dueAt`, since the database's clock, which
-   * judges the claim, is estimated to about that; a resume at `dueAt`, which holds the estimate's
-   * uncertainty already (runner.ts `localTimeOf`).
+   * judges the claim, is estimated to about that; a resume at `resumesAt`.
    */
   readonly firesAt: number
+  /**
+   * A resume's wall-clock millisecond (`Date.now()`): when the pass's own estimate of the
+   * database's clock reads the due time, which is what the pass compares its due times with
+   * (storage/clock.ts `wallTimeWhenEstimated`). None for a claimed timer.
+   */
+  readonly resumesAt: number | undefined
   /** Resumes the pass waiting in memory for this timer; none: the row is claimed. */
   readonly resume: (() => void) | undefined
   timeout: ReturnType<typeof setTimeout> | undefined
@@ -109,15 +114,17 @@ export class LocalTimers {
     executionId: string,
     dueAt: number,
     resume: () => void,
+    /** The wall-clock millisecond from which the pass's estimate reads the due time. */
+    resumesAt: number,
   ): boolean {
-    return this.arm(owner, executionId, dueAt, resume)
+    return this.arm(owner, executionId, dueAt, { resume, at: resumesAt })
   }
 
   private arm(
     owner: OwnerPlacement,
     executionId: string,
     dueAt: number,
-    resume: (() => void) | undefined,
+    resume: { readonly resume: () => void; readonly at: number } | undefined,
   ): boolean {
     if (!this.mayKeep(owner.bucket, dueAt)) return false
     this.forget(executionId)
@@ -126,8 +133,9 @@ export class LocalTimers {
       executionId,
       bucket: owner.bucket,
       dueAt,
-      firesAt: resume === undefined ? dueAt + 1 : dueAt,
-      resume,
+      firesAt: resume === undefined ? dueAt + 1 : resume.at,
+      resumesAt: resume?.at,
+      resume: resume?.resume,
       timeout: undefined,
     }
     this.schedule(timer)
@@ -137,12 +145,15 @@ export class LocalTimers {
 
   /**
    * Node counts a timer's delay from a whole millisecond, so it may fire up to one early: one that
-   * does waits the rest.
+   * does waits the rest. A resume is early only while the wall clock has not reached its
+   * millisecond, as the pass would judge it.
    */
   private schedule(timer: LocalTimer): void {
+    const { resumesAt } = timer
     timer.timeout = setTimeout(
       () => {
-        if (localNow() < timer.firesAt) this.schedule(timer)
+        const early = resumesAt === undefined ? localNow() < timer.firesAt : Date.now() < resumesAt
+        if (early) this.schedule(timer)
         else this.fire(timer)
       },
       timeoutDelay(Math.ceil(timer.firesAt - localNow())),

@@ -25,7 +25,7 @@ import type { OwnerRegistration } from "../model/registration.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import { claimDueTimers, type ClaimedRow } from "../outbox/outboxStore.js"
 import { WAKE_CHANNEL, wakeIsFor } from "../outbox/notifications.js"
-import { estimatedNow, localTimeWhenDue } from "../storage/clock.js"
+import { estimatedNow, localTimeWhenDue, wallTimeWhenEstimated } from "../storage/clock.js"
 import { acceptManifests } from "./acceptManifests.js"
 import { ClaimLoop } from "./claimLoop.js"
 import { DatabaseHealth } from "./databaseHealth.js"
@@ -183,7 +183,13 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         if (
           !mayWait(owner, dueAtMs) ||
           (dueAtMs !== null &&
-            !timers.keepWaiting(owner, executionId, localTimeOf(dueAtMs), resumed))
+            !timers.keepWaiting(
+              owner,
+              executionId,
+              localTimeOf(dueAtMs),
+              resumed,
+              wallTimeWhenEstimated(internals.clock, dueAtMs),
+            ))
         ) {
           return false
         }

@@ -96,6 +96,14 @@ export const localTimeWhenDue = (clock: DatabaseClock, dueAtMs: number): number 
 export const estimatedNow = (clock: DatabaseClock): number =>
   Date.now() + Math.round(clock.skewMs) + clock.offsetMs
 
+/**
+ * The wall-clock millisecond (`Date.now()`) from which `estimatedNow` reads `dueAtMs`: what a pass
+ * compares its due times with, so a pass resumed then goes on at once rather than parking for
+ * the rest of a millisecond.
+ */
+export const wallTimeWhenEstimated = (clock: DatabaseClock, dueAtMs: number): number =>
+  dueAtMs - Math.round(clock.skewMs) - clock.offsetMs
+
 /** The longest delay `setTimeout` honours; Node fires a longer one at once (a warning, then 1 ms). */
 export const MAX_TIMEOUT_MS = 2_147_483_647
 
