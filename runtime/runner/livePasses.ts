@@ -141,8 +141,9 @@ export class LivePasses {
   waits(executionId: string, endAfterMs?: number): void {
     const entry = this.live.get(executionId)
     if (entry === undefined) return
+    // A pass that gave its slot up while it wrote its suspend has been told of already.
+    const heldSlot = !this.waiting.has(executionId) && !this.writingOnly.has(executionId)
     this.stopsWaiting(executionId)
-    // Its slot, given up while it wrote its suspend, stays free while it waits.
     this.writingOnly.delete(executionId)
     const timeout =
       endAfterMs === undefined
@@ -150,6 +151,7 @@ export class LivePasses {
         : setTimeout(() => entry.control?.abandon("waited in memory long enough"), endAfterMs)
     if (timeout !== undefined) this.eventWaiting += 1
     this.waiting.set(executionId, timeout)
+    if (heldSlot) this.options.slotFreed()
   }
 
   /** The execution's waiting pass runs again (resumed), or ends (dismissed): it takes its slot. */

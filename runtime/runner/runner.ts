@@ -193,11 +193,9 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
         ) {
           return false
         }
-        // Waiting for an event alone (a claim of its timer resumes it), for a short while.
+        // Waiting for an event alone (a claim of its timer resumes it), for a short while. Its
+        // slot is free (`slotFreed` below, if it had not given it up while it suspended).
         passes.waits(executionId, dueAtMs === null ? EVENT_WAIT_MS : undefined)
-        // Its slot is free: fired timers take it first, then the claim loop.
-        timers.slotFreed()
-        claims.passesEnded(undefined, false)
         return true
       },
       left: (executionId) => {
