@@ -30,15 +30,11 @@ interface LocalTimer {
   readonly dueAt: number
   /**
    * When it fires: a claimed timer a millisecond after `dueAt`, since the database's clock, which
-   * judges the claim, is estimated to about that; a resume at `resumesAt`.
+   * judges the claim, is estimated to about that; a resume at the wall-clock millisecond
+   * (`Date.now()`) from which the pass's own estimate of the database's clock reads the due time,
+   * which is what the pass compares its due times with (storage/clock.ts `wallTimeWhenEstimated`).
    */
   readonly firesAt: number
-  /**
-   * A resume's wall-clock millisecond (`Date.now()`): when the pass's own estimate of the
-   * database's clock reads the due time, which is what the pass compares its due times with
-   * (storage/clock.ts `wallTimeWhenEstimated`). None for a claimed timer.
-   */
-  readonly resumesAt: number | undefined
   /** Resumes the pass waiting in memory for this timer; none: the row is claimed. */
   readonly resume: (() => void) | undefined
   timeout: ReturnType<typeof setTimeout> | undefined
@@ -91,7 +87,7 @@ export class LocalTimers {
    * kept, and the claim loop's polls are to bring it.
    */
   keep(owner: OwnerPlacement, executionId: string, dueAt: number): boolean {
-    return this.arm(owner, executionId, dueAt, undefined)
+    return this.arm(owner, executionId, dueAt, dueAt + 1, undefined)
   }
 
   /** Whether a timer of this bucket due at `dueAt` (local time) would be kept. */
@@ -117,14 +113,15 @@ export class LocalTimers {
     /** The wall-clock millisecond from which the pass's estimate reads the due time. */
     resumesAt: number,
   ): boolean {
-    return this.arm(owner, executionId, dueAt, { resume, at: resumesAt })
+    return this.arm(owner, executionId, dueAt, resumesAt, resume)
   }
 
   private arm(
     owner: OwnerPlacement,
     executionId: string,
     dueAt: number,
-    resume: { readonly resume: () => void; readonly at: number } | undefined,
+    firesAt: number,
+    resume: (() => void) | undefined,
   ): boolean {
     if (!this.mayKeep(owner.bucket, dueAt)) return false
     this.forget(executionId)
@@ -133,9 +130,8 @@ export class LocalTimers {
       executionId,
       bucket: owner.bucket,
       dueAt,
-      firesAt: resume === undefined ? dueAt + 1 : resume.at,
-      resumesAt: resume?.at,
-      resume: resume?.resume,
+      firesAt,
+      resume,
       timeout: undefined,
     }
     this.schedule(timer)
@@ -149,10 +145,9 @@ export class LocalTimers {
    * millisecond, as the pass would judge it.
    */
   private schedule(timer: LocalTimer): void {
-    const { resumesAt } = timer
     timer.timeout = setTimeout(
       () => {
-        const early = resumesAt === undefined ? localNow() < timer.firesAt : Date.now() < resumesAt
+        const early = (timer.resume === undefined ? localNow() : Date.now()) < timer.firesAt
         if (early) this.schedule(timer)
         else this.fire(timer)
       },
