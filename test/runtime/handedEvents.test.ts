@@ -89,10 +89,14 @@ describeEachBackend("events handed to a waiting pass", (backend) => {
       .where("id", "=", executionId)
       .executeTakeFirst()
 
-  /** Resolves once the execution's pass waits in memory: its suspend written, no slot held. */
-  const waitingInMemory = async (runner: Runner, executionId: string) => {
-    await waitUntilSuspended(db(), executionId)
+  /** Starts `answer` for a new owner and resolves once its pass waits in memory for the event. */
+  const startWaiting = async (runner: Runner) => {
+    const ownerId = `o-${randomUUID().slice(0, 8)}`
+    const run = await client().answer.start(ownerId)
+    const id = run.executionId as string
+    await waitUntilSuspended(db(), id)
     await waitUntil("the pass waits in memory", async () => runner.live === 0)
+    return { ownerId, run, id }
   }
 
   /** An interrupt as another process commits it (flag and poke in one statement), unheard here. */
@@ -108,10 +112,7 @@ describeEachBackend("events handed to a waiting pass", (backend) => {
 
   it("takes the emitted event without reading the log or the interrupt flag; one its where rejects leaves the wait parked", async () => {
     await withRunner({ akter, workflows: [answer], pollMs: NO_POLL_MS }, async (runner) => {
-      const ownerId = `o-${randomUUID().slice(0, 8)}`
-      const run = await client().answer.start(ownerId)
-      const id = run.executionId as string
-      await waitingInMemory(runner, id)
+      const { ownerId, run } = await startWaiting(runner)
       sent.length = 0
       recording = true
       await client().emit(ownerId, "Ring", { n: 1 })
@@ -133,10 +134,7 @@ describeEachBackend("events handed to a waiting pass", (backend) => {
 
   it("reads when a poke came that the pass has not answered: an interrupt committed before the emit is recorded", async () => {
     await withRunner({ akter, workflows: [answer], pollMs: NO_POLL_MS }, async (runner) => {
-      const ownerId = `o-${randomUUID().slice(0, 8)}`
-      const run = await client().answer.start(ownerId)
-      const id = run.executionId as string
-      await waitingInMemory(runner, id)
+      const { ownerId, run, id } = await startWaiting(runner)
       await interruptElsewhere(ownerId, id)
       // An event the wait rejects, so the outcome does not hang on which read answers first: only
       // the interrupt can end the execution. Taken as handed, the pass would park again, its
@@ -148,10 +146,7 @@ describeEachBackend("events handed to a waiting pass", (backend) => {
 
   it("counts pokes from 0 once its suspend deleted the timer: an interrupt that created it again is still read", async () => {
     await withRunner({ akter, workflows: [answer], pollMs: NO_POLL_MS }, async (runner) => {
-      const ownerId = `o-${randomUUID().slice(0, 8)}`
-      const run = await client().answer.start(ownerId)
-      const id = run.executionId as string
-      await waitingInMemory(runner, id)
+      const { ownerId, run, id } = await startWaiting(runner)
       // Handed and rejected: the pass answered one poke, then its suspend deleted the timer.
       await client().emit(ownerId, "Ring", { n: 1 })
       await waitUntil("the pass waits again", async () => runner.live === 0)
