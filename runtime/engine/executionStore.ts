@@ -258,8 +258,34 @@ export interface UnstartedExecution {
   readonly head: readonly StatementPart[]
   readonly tail: readonly StatementPart[]
   readonly names: FoldedStart
+  /**
+   * The start as a row of a step batch (engine/stepBatch.ts), when it can go as one: no parent,
+   * no concurrency group, nothing to commit alongside. Undefined: only as the parts above.
+   */
+  readonly batchable?: BatchableStart
   /** Told what came of the start; only the first telling counts (a pass that ends tells again). */
   readonly settled: (outcome: StartOutcome) => void
+}
+
+/**
+ * What a batched row needs to write a folded start (engine/stepBatch.ts): the execution's columns
+ * beyond its owner and id, the markers and manifest it starts under, and how far ahead its timer is
+ * armed while this runner holds it.
+ */
+export interface BatchableStart {
+  readonly workflow: string
+  readonly key: string
+  readonly manifestHash: string
+  /** The manifest as stored (storage/manifestStore.ts), recorded if new. */
+  readonly manifest: string
+  readonly input: Buffer
+  readonly caller: string
+  /** How long after its start it is interrupted if still open; null: never. */
+  readonly deadlineMs: number | null
+  /** Each declared marker at its current value (may be empty). */
+  readonly markers: Readonly<Record<string, number>>
+  /** The timer is due this far ahead when the batch takes the owner, else now (a claim runs it). */
+  readonly recoveryMs: number
 }
 
 /**
@@ -534,6 +560,34 @@ export const interruptChildrenPart = (routingKey: string, executionId: string): 
         AND parent_close = 'interrupt' AND status <> 'finished'
       RETURNING routing_key, execution_id, bucket, tenant, owner_type, owner_id`,
   )
+
+/**
+ * The executions a batch's folded starts insert (engine/stepBatch.ts): as `insertExecutionParts`
+ * for a start with no parent and no concurrency group, for each input row that starts one
+ * (`workflow` set) — running, its event cursor at its owner's current event sequence (from
+ * `owner_created` when the batch created the owner, else from its row), its deadline fixed from its
+ * own start time. A start whose execution exists inserts nothing and attaches. Returns each
+ * inserted execution's key, `event_cursor` and `deadline_at_ms`.
+ */
+export const batchInsertExecutionsSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+  sql`inserted AS (
+      INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type, owner_id,
+        workflow, execution_key, manifest_hash, input, caller, event_cursor, status, started_at_ms,
+        awaited, interrupt, deadline_at_ms)
+      SELECT i.routing_key, i.execution_id, i.bucket, i.tenant, i.owner_type, i.owner_id,
+        i.workflow, i.execution_key, i.manifest_hash, i.start_input, i.caller,
+        COALESCE((SELECT c.event_sequence FROM owner_created c
+            WHERE c.routing_key = i.routing_key AND c.tenant = i.tenant
+              AND c.owner_type = i.owner_type AND c.owner_id = i.owner_id),
+          (SELECT o.event_sequence FROM akter.owners o
+            WHERE o.routing_key = i.routing_key AND o.tenant = i.tenant
+              AND o.owner_type = i.owner_type AND o.owner_id = i.owner_id), 0),
+        'running', started.at_ms, false, false, started.at_ms + i.deadline_ms
+      FROM input i, (SELECT ${nowMs(clock)} AS at_ms) AS started
+      WHERE i.workflow IS NOT NULL
+      ON CONFLICT (routing_key, execution_id) DO NOTHING
+      RETURNING routing_key, execution_id, event_cursor, deadline_at_ms
+    )`
 
 /**
  * The batch's results (engine/stepBatch.ts): as `finishExecutionPart`, for each row of `fenced`

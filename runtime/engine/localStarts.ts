@@ -18,10 +18,12 @@
  *    parts, its timer armed a recovery interval ahead as a claim would) and starts the execution's passes (runner/livePasses.ts `run`).
  * 5. engine/pass.ts `runPass`: replays nothing (the snapshot is the start's), holds the start in
  *    engine/passWriter.ts (`holdStart`).
- * 6. engine/passWriter.ts: the pass's first write carries the start — its parts, then the owner's
- *    fence (owners/fence.ts `fencedStart`, which advances a new owner's generation), then the
- *    pass's own writes — in one statement, and settles the start: created, attached (the execution
- *    existed) or not taken (the pass ended before its first write committed).
+ * 6. engine/passWriter.ts: the pass's first write carries the start — as a row of the step batch
+ *    (engine/stepBatch.ts) beside other passes' writes, or, for a child's start, a grouped one or
+ *    one with parts alongside, as its parts, then the owner's fence (owners/fence.ts
+ *    `fencedStart`, which advances a new owner's generation), then the pass's own writes — in one
+ *    statement, and settles the start: created, attached (the execution existed) or not taken
+ *    (the pass ended before its first write committed).
  * 7. The promise from step 4 resolves with that outcome, and so does the client's offer; on
  *    "not-taken", or when no runner took it, the client has the engine write the start statement
  *    (engine/startStatement.ts `writeStart`) and wakes the runners to claim its timer.

@@ -6,9 +6,10 @@
  * pass's next write, so a sequence of activities costs one commit per step: the settle of one step
  * and the pending row of the next commit together. Held writes are never older than a few
  * milliseconds (a timer flushes them), and nothing with an outside effect happens before them: the
- * next activity runs only after the statement that carries them commits. The commonest write — a
- * settle and the next activity's pending row, under a generation already held — goes through the
- * runner's step batcher, which sends the like writes of concurrent passes as one statement.
+ * next activity runs only after the statement that carries them commits. The commonest writes — a
+ * settle and the next activity's pending row, under a generation already held, and a pass's first
+ * write with the start it carries — go through the runner's step batcher, which sends the like
+ * writes of concurrent passes as one statement.
  *
  * A failed statement breaks the writer: it rolled back every held write with it, so the pass's
  * memory is ahead of the database, and no later write of that pass may commit.
@@ -232,13 +233,14 @@ export class PassWriter {
         }
         if (
           batched !== undefined &&
-          start === undefined &&
+          (start === undefined || (start.batchable !== undefined && !final)) &&
           (final || (held.length === 0 && isEmptyPatch(execution))) &&
           batchedSettles.length <= 1 &&
           batchedSettles.every((settle) => settle.matched === undefined)
         ) {
           faultPoint(`${label}.before`)
           if (batchedSettles.length > 0) faultPoint("settle.before")
+          if (start !== undefined) faultPoint("start.before")
           // Under the generation held, or, as the activation's first write, taking the owner.
           let generation: number | undefined
           const outcome = await this.activation.batched(
@@ -248,14 +250,27 @@ export class PassWriter {
                 owner: this.activation.owner,
                 generation: held ?? null,
                 executionId: this.executionId,
+                ...(start === undefined ? {} : { start: start.batchable! }),
                 ...(batchedSettles[0] === undefined ? {} : { settle: batchedSettles[0] }),
                 ...(batched.begin === undefined ? {} : { begin: batched.begin }),
                 ...(batched.finish === undefined ? {} : { finish: batched.finish }),
                 ...(batched.outcome === undefined ? {} : { outcome: batched.outcome }),
               })
             },
+            // A start that attached took nothing (its row is not fenced either).
             (outcome) => outcome.generation ?? undefined,
           )
+          if (start !== undefined) {
+            if (outcome.start?.created !== true) {
+              settleStart("attached")
+              throw new StartAttached(this.executionId)
+            }
+            settleStart("created")
+            faultPoint("start.after")
+            if (outcome.fenced) {
+              this.onStarted(outcome.start.eventCursor!, outcome.start.deadlineAtMs)
+            }
+          }
           if (!outcome.fenced) throw new StaleGeneration(this.activation.owner, generation)
           if (!outcome.settled) throw new Error("a held settle matched no pending step")
           if (batchedSettles.length > 0) faultPoint("settle.after")

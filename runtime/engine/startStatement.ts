@@ -22,7 +22,7 @@ import {
 import { insertMarkersPart } from "./stepStore.js"
 import { armTimerPart } from "../outbox/outboxStore.js"
 import { notifyColumn, WAKE_CHANNEL } from "../outbox/notifications.js"
-import { recordStartManifestPart } from "../storage/manifestStore.js"
+import { recordStartManifestPart, storedForm } from "../storage/manifestStore.js"
 import {
   composeStatement,
   countOf,
@@ -162,15 +162,32 @@ export const unstartedExecution = (
     folded: { recoveryMs },
     awaited: false,
   })
+  const execution = newUngroupedExecution(request, false)
+  const markers = startMarkers(request.workflow)
+  // A child's start reads its parent's row, a grouped one is admitted under its group's lock, and
+  // the relay's delete commits alongside: those go as the parts above, in a statement of their own.
+  const batchable =
+    request.parent === undefined && request.concurrency === null && alongside.length === 0
   return {
-    snapshot: unstartedSnapshot(
-      newUngroupedExecution(request, false),
-      startMarkers(request.workflow),
-      estimatedNow(internals.clock),
-    ),
+    snapshot: unstartedSnapshot(execution, markers, estimatedNow(internals.clock)),
     head,
     tail: [...tail, ...alongside],
     names: { inserted, ownerCreated },
+    ...(batchable
+      ? {
+          batchable: {
+            workflow: execution.workflow,
+            key: execution.key,
+            manifestHash: execution.manifestHash,
+            manifest: storedForm(request.workflow.canonical),
+            input: execution.input,
+            caller: execution.caller,
+            deadlineMs: execution.deadlineMs,
+            markers,
+            recoveryMs,
+          },
+        }
+      : {}),
     settled,
   }
 }

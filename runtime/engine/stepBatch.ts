@@ -1,14 +1,18 @@
 /**
- * The batched statement of step writes: the like writes of a runner's concurrent passes — a held
- * settle, the next activity's pending row, a result — sent as one statement, one round trip and one
- * commit (storage/statementBatcher.ts gathers them). This module only composes: each part's SQL is
+ * The batched statement of step writes: the like writes of a runner's concurrent passes — a start
+ * folded into a pass's first write, a held settle, the next activity's pending row, a result — sent
+ * as one statement, one round trip and one commit (storage/statementBatcher.ts gathers them). This module only composes: each part's SQL is
  * its table's store's (owners/fence.ts, stepStore.ts, executionStore.ts, outbox/outboxStore.ts,
  * outbox/notifications.ts), and reads the rows `input` and `fenced` name.
  */
 import { sql, type RawBuilder } from "kysely"
-import { batchFenceSql } from "../owners/fence.js"
+import { batchCreateOwnersSql, batchFenceSql } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
-import { batchDeleteTimersSql, pokeParentsSql } from "../outbox/outboxStore.js"
+import {
+  batchArmStartTimersSql,
+  batchDeleteTimersSql,
+  pokeParentsSql,
+} from "../outbox/outboxStore.js"
 import {
   FINISHED_CHANNEL,
   notification,
@@ -18,8 +22,20 @@ import {
 import type { DatabaseClock } from "../storage/clock.js"
 import type { ExecutionOutcome, Queryable } from "../storage/database.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
-import { batchAwaitingParentsSql, batchFinishSql } from "./executionStore.js"
-import { batchBeginSql, batchDeleteStepsSql, batchSettleSql, type HeldSettle } from "./stepStore.js"
+import { batchRecordStartManifestsSql } from "../storage/manifestStore.js"
+import {
+  batchAwaitingParentsSql,
+  batchFinishSql,
+  batchInsertExecutionsSql,
+  type BatchableStart,
+} from "./executionStore.js"
+import {
+  batchBeginSql,
+  batchDeleteStepsSql,
+  batchInsertMarkersSql,
+  batchSettleSql,
+  type HeldSettle,
+} from "./stepStore.js"
 
 /**
  * One execution's part of a batch of step writes (`writeStepBatch`): under the generation the
@@ -31,6 +47,12 @@ export interface StepBatchWrite {
   /** The generation the runner holds; null: this write takes the owner (advances it). */
   readonly generation: number | null
   readonly executionId: string
+  /**
+   * A start this write commits (a runner of this process took it before it existed): the row
+   * creates the owner if new, inserts the execution with its markers, manifest and timer, and
+   * writes the rest only if it inserted the execution and holds or takes its owner.
+   */
+  readonly start?: BatchableStart
   readonly settle?: HeldSettle
   readonly begin?: { readonly step: string; readonly attempt: number }
   /** The encoded result to record, with the steps and the timer deleted (nothing else then). */
@@ -58,7 +80,20 @@ export interface StepBatchOutcome {
   readonly finished: boolean
   /** The bucket of the awaiting parent whose timer the finish poked (null: none). */
   readonly parentBucket: number | null
+  /** What came of the row's start, when it carried one. */
+  readonly start?: StartedRow
 }
+
+export interface StartedRow {
+  /** The start inserted its execution (false: it existed, and the start attached). */
+  readonly created: boolean
+  /** The event cursor and deadline the start recorded (null: it attached). */
+  readonly eventCursor: number | null
+  readonly deadlineAtMs: number | null
+}
+
+const numberOrNull = (value: unknown): number | null =>
+  value === null || value === undefined ? null : Number(value)
 
 /** A column of the batch's input: a lone write's value, or every write's as an array. */
 interface ColumnType {
@@ -91,8 +126,12 @@ const BYTEA: ColumnType = {
  * exactly one writer settles an attempt (`exit IS NULL`); the next attempt is begun only if the
  * held settle matched, as when a failed settle aborted its statement; exactly one result is
  * recorded (status not yet finished), with the steps and the timer deleted, an awaiting parent's
- * timer poked and, where a caller elsewhere awaits it, a notification (`notify`: Postgres). The
- * text depends only on whether one execution writes or more, so each shape is prepared once.
+ * timer poked and, where a caller elsewhere awaits it, a notification (`notify`: Postgres). A row
+ * that carries a start creates its owner if new and inserts its execution with its markers,
+ * manifest and timer whether or not its fence holds (as the start statement does), and writes
+ * anything past that only if it inserted the execution: a start that attaches takes nothing. The
+ * text depends only on which kinds of write the rows carry and whether one execution writes or
+ * more, so each shape is prepared once.
  */
 export const writeStepBatch = async (
   db: Queryable,
@@ -100,10 +139,14 @@ export const writeStepBatch = async (
   writes: readonly StepBatchWrite[],
   notify: boolean,
 ): Promise<StepBatchOutcome[]> => {
-  // Only the parts some row needs: at most seven statement shapes, each prepared once.
+  // Only the parts some row needs: a few statement shapes, each prepared once.
   const settling = writes.some((write) => write.settle !== undefined)
   const beginning = writes.some((write) => write.begin !== undefined)
   const finishing = writes.some((write) => write.finish !== undefined)
+  const starting = writes.some((write) => write.start !== undefined)
+  const marking = writes.some(
+    (write) => write.start !== undefined && Object.keys(write.start.markers).length > 0,
+  )
   const columns: (readonly [string, ColumnType, (write: StepBatchWrite) => unknown])[] = [
     ["routing_key", BIGINT, (w) => w.owner.routingKey],
     ["tenant", TEXT, (w) => w.owner.tenant],
@@ -112,6 +155,39 @@ export const writeStepBatch = async (
     ["generation", BIGINT, (w) => w.generation],
     ["execution_id", TEXT, (w) => w.executionId],
   ]
+  if (starting) {
+    // Each manifest's text once, on the first row that starts under it.
+    const firstOfManifest = new Set<StepBatchWrite>()
+    const seen = new Set<string>()
+    for (const write of writes) {
+      if (write.start === undefined) continue
+      const which = `${write.owner.ownerType}/${write.start.workflow}/${write.start.manifestHash}`
+      if (seen.has(which)) continue
+      seen.add(which)
+      firstOfManifest.add(write)
+    }
+    columns.push(
+      ["bucket", INT, (w) => w.owner.bucket],
+      ["workflow", TEXT, (w) => w.start?.workflow ?? null],
+      ["execution_key", TEXT, (w) => w.start?.key ?? null],
+      ["manifest_hash", TEXT, (w) => w.start?.manifestHash ?? null],
+      ["manifest", TEXT, (w) => (firstOfManifest.has(w) ? w.start!.manifest : null)],
+      ["start_input", BYTEA, (w) => w.start?.input ?? null],
+      ["caller", TEXT, (w) => w.start?.caller ?? null],
+      ["deadline_ms", BIGINT, (w) => w.start?.deadlineMs ?? null],
+      ["recovery_ms", BIGINT, (w) => w.start?.recoveryMs ?? null],
+    )
+    if (marking) {
+      columns.push([
+        "markers",
+        TEXT,
+        (w) =>
+          w.start === undefined || Object.keys(w.start.markers).length === 0
+            ? null
+            : JSON.stringify(w.start.markers),
+      ])
+    }
+  }
   if (settling) {
     columns.push(
       ["settle_step", TEXT, (w) => w.settle?.step ?? null],
@@ -146,7 +222,19 @@ export const writeStepBatch = async (
           SELECT * FROM unnest(${sql.join(columns.map(([, type, pick]) => type.many(writes.map(pick))))})
             WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
         )`
-  const parts = [input, ...batchFenceSql()]
+  // A start's execution is inserted whether or not the fence holds (a start that finds its owner
+  // taken commits with its timer due now); the fence then needs `inserted` and `owner_created`.
+  const parts = starting
+    ? [
+        input,
+        batchCreateOwnersSql(clock),
+        batchInsertExecutionsSql(clock),
+        ...batchFenceSql(true),
+        batchRecordStartManifestsSql(),
+        batchArmStartTimersSql(clock),
+        ...(marking ? [batchInsertMarkersSql(clock)] : []),
+      ]
+    : [input, ...batchFenceSql()]
   if (settling) {
     parts.push(batchSettleSql(clock))
   }
@@ -178,6 +266,14 @@ export const writeStepBatch = async (
           ON pp.routing_key = f.parent_routing_key AND pp.id = f.parent_execution_id
           WHERE f.n = i.n) AS parent_bucket`
     : sql``
+  const startedColumns = starting
+    ? sql`, (SELECT s.event_cursor FROM inserted s
+          WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id) AS event_cursor,
+        (SELECT s.deadline_at_ms FROM inserted s
+          WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id) AS deadline_at_ms,
+        EXISTS (SELECT 1 FROM inserted s
+          WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id) AS created`
+    : sql``
   const { rows } = await sql<{
     fenced: boolean
     generation: number | null
@@ -185,6 +281,9 @@ export const writeStepBatch = async (
     started_at_ms: number | null
     finished: boolean
     parent_bucket?: number | null
+    event_cursor?: number | null
+    deadline_at_ms?: number | null
+    created?: boolean
   }>`WITH ${sql.join(parts)}
     SELECT i.n IN (SELECT n FROM fenced) AS fenced,
       (SELECT f.held FROM fenced f WHERE f.n = i.n) AS generation,
@@ -194,9 +293,9 @@ export const writeStepBatch = async (
           ? sql`(SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id)`
           : sql`NULL::bigint`
       } AS started_at_ms,
-      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}
+      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}${startedColumns}
     FROM input i ORDER BY i.n`.execute(db)
-  return rows.map((row) => ({
+  return rows.map((row, index) => ({
     fenced: row.fenced,
     generation: row.generation === null ? null : Number(row.generation),
     settled: row.settled,
@@ -206,5 +305,14 @@ export const writeStepBatch = async (
       row.parent_bucket === null || row.parent_bucket === undefined
         ? null
         : Number(row.parent_bucket),
+    ...(writes[index]!.start === undefined
+      ? {}
+      : {
+          start: {
+            created: row.created === true,
+            eventCursor: numberOrNull(row.event_cursor),
+            deadlineAtMs: numberOrNull(row.deadline_at_ms),
+          },
+        }),
   }))
 }

@@ -225,6 +225,21 @@ export const batchBeginSql = (clock: DatabaseClock, settling: boolean): RawBuild
       RETURNING execution_id, started_at_ms
     )`
 
+/**
+ * The markers of the executions a batch's folded starts inserted (`inserted`): as
+ * `insertMarkersPart`, each declared marker at its current value (`markers`, a JSON object per
+ * input row).
+ */
+export const batchInsertMarkersSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+  sql`markers AS (
+      INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, version, started_at_ms)
+      SELECT i.routing_key, i.execution_id, m.name, 0, 'version', m.value::int, ${nowMs(clock)}
+      FROM input i JOIN inserted s ON s.routing_key = i.routing_key AND s.execution_id = i.execution_id
+        CROSS JOIN LATERAL jsonb_each_text(i.markers::jsonb) AS m(name, value)
+      WHERE i.markers IS NOT NULL
+      RETURNING 1
+    )`
+
 /** The batch's deletes of the steps of the executions its `finished` part finished. */
 export const batchDeleteStepsSql = (): RawBuilder<unknown> =>
   sql`steps_deleted AS (

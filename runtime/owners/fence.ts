@@ -85,38 +85,74 @@ const activatingFence = (owner: OwnerPlacement): StatementPart => ({
  * locked owner at the generation the statement writes under. `fenced` keeps the input rows whose
  * owner is at the generation they hold (not taken in this batch: a take supersedes them), or that
  * take it; `held` is that generation. A row whose owner moved on is in neither, and writes nothing.
+ *
+ * With `starting` the batch carries folded starts (engine/stepBatch.ts): a start row takes or
+ * checks its owner only if it inserted its execution (`inserted`, engine/executionStore.ts
+ * `batchInsertExecutionsSql`) — a start that attaches never takes the owner from whoever holds it
+ * — and an owner the batch created (`owner_created`, `batchCreateOwnersSql`: a sibling part's row
+ * is invisible to `locked`) is taken at the generation 1 it was created at.
  */
-export const batchFenceSql = (): RawBuilder<unknown>[] => [
-  sql`locked AS (
+export const batchFenceSql = (starting = false): RawBuilder<unknown>[] => {
+  const startInserted = (row: string) =>
+    starting
+      ? sql`AND (${sql.id(row)}.workflow IS NULL OR EXISTS (SELECT 1 FROM inserted s
+          WHERE s.routing_key = ${sql.id(row)}.routing_key
+            AND s.execution_id = ${sql.id(row)}.execution_id))`
+      : sql``
+  return [
+    sql`locked AS (
       SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
       WHERE (o.routing_key, o.tenant, o.owner_type, o.owner_id) IN (
         SELECT routing_key, tenant, owner_type, owner_id FROM input)
       ORDER BY o.routing_key, o.tenant, o.owner_type, o.owner_id
       FOR UPDATE
     )`,
-  sql`advanced AS (
+    sql`advanced AS (
       UPDATE akter.owners o SET generation = o.generation + 1
       FROM locked l
       WHERE o.routing_key = l.routing_key AND o.tenant = l.tenant AND o.owner_type = l.owner_type
         AND o.owner_id = l.owner_id
         AND EXISTS (SELECT 1 FROM input i WHERE i.generation IS NULL
           AND i.routing_key = l.routing_key AND i.tenant = l.tenant
-          AND i.owner_type = l.owner_type AND i.owner_id = l.owner_id)
+          AND i.owner_type = l.owner_type AND i.owner_id = l.owner_id ${startInserted("i")})
       RETURNING o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation
     )`,
-  sql`fence AS (
+    sql`fence AS (
       SELECT l.routing_key, l.tenant, l.owner_type, l.owner_id,
         COALESCE(a.generation, l.generation) AS generation, a.generation IS NOT NULL AS taken
       FROM locked l LEFT JOIN advanced a ON a.routing_key = l.routing_key AND a.tenant = l.tenant
-        AND a.owner_type = l.owner_type AND a.owner_id = l.owner_id
+        AND a.owner_type = l.owner_type AND a.owner_id = l.owner_id${
+          starting
+            ? sql`
+      UNION ALL SELECT c.routing_key, c.tenant, c.owner_type, c.owner_id, c.generation, true
+      FROM owner_created c`
+            : sql``
+        }
     )`,
-  sql`fenced AS (
+    sql`fenced AS (
       SELECT i.*, f.generation AS held FROM input i JOIN fence f ON f.routing_key = i.routing_key
         AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
         AND (CASE WHEN i.generation IS NULL THEN f.taken
           ELSE NOT f.taken AND f.generation = i.generation END)
+        ${startInserted("i")}
     )`,
-]
+  ]
+}
+
+/**
+ * The owners a batch's folded starts create (engine/stepBatch.ts), each once, at generation 1: a
+ * runner of this process takes each start in the same statement, which cannot advance a row it
+ * inserts itself (as `createOwnerPart` with `activated`). Returns each owner it created with its
+ * `event_sequence` and `generation`; an owner that existed is not returned.
+ */
+export const batchCreateOwnersSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+  sql`owner_created AS (
+      INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms, generation)
+      SELECT DISTINCT routing_key, tenant, owner_type, owner_id, ${nowMs(clock)}, 1
+      FROM input WHERE workflow IS NOT NULL
+      ON CONFLICT DO NOTHING
+      RETURNING routing_key, tenant, owner_type, owner_id, event_sequence, generation
+    )`
 
 /**
  * Creates the owner if new, at generation 1 when `activated` (a runner of this process takes the

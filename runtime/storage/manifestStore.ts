@@ -13,7 +13,7 @@ import { part, type StatementPart } from "./statementParts.js"
 /** A workflow's manifest as stored: printed once per manifest, not on every start. */
 const storedForms = new WeakMap<CanonicalWorkflow, string>()
 
-const storedForm = (workflow: CanonicalWorkflow): string => {
+export const storedForm = (workflow: CanonicalWorkflow): string => {
   let form = storedForms.get(workflow)
   if (form === undefined) {
     form = canonicalJson(workflow)
@@ -40,6 +40,25 @@ export const recordStartManifestPart = (
       ON CONFLICT DO NOTHING
       RETURNING manifest_hash`,
   )
+
+/**
+ * The manifests a batch's folded starts start under (engine/stepBatch.ts), as
+ * `recordStartManifestPart`: each recorded once if new, when some start under it inserted its
+ * execution (`inserted`). The batch sends each manifest's text on one row only (`manifest`), the
+ * first to start under it; the others name it by hash.
+ */
+export const batchRecordStartManifestsSql = (): RawBuilder<unknown> =>
+  sql`manifests_recorded AS (
+      INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
+      SELECT m.owner_type, m.workflow, m.manifest_hash, m.manifest::jsonb, 0
+      FROM input m
+      WHERE m.manifest IS NOT NULL AND EXISTS (SELECT 1 FROM input i JOIN inserted s
+          ON s.routing_key = i.routing_key AND s.execution_id = i.execution_id
+        WHERE i.owner_type = m.owner_type AND i.workflow = m.workflow
+          AND i.manifest_hash = m.manifest_hash)
+      ON CONFLICT DO NOTHING
+      RETURNING manifest_hash
+    )`
 
 /**
  * Records a runner's manifest of a workflow as accepted at `GREATEST(now, latest + 1)`, `latest`

@@ -313,4 +313,17 @@ export const textualMutations: readonly TextualMutation[] = [
     ],
     guards: ["test/runtime/slotRelease.test.ts"],
   },
+  {
+    id: "batch-start-needs-insert",
+    invariant:
+      "a folded start in a batch writes past its start only if it inserted its execution: one that attaches writes nothing to the execution it found",
+    file: FENCE,
+    edits: [
+      {
+        find: 'ELSE NOT f.taken AND f.generation = i.generation END)\n        ${startInserted("i")}',
+        replace: "ELSE NOT f.taken AND f.generation = i.generation END)",
+      },
+    ],
+    guards: ["test/runtime/batchedStarts.test.ts"],
+  },
 ]

@@ -725,12 +725,13 @@ describeEachBackend("pass writes", (backend) => {
     expect(outcomes).toEqual(["created"])
     expect(cursor).toBe(0)
     expect(activation.held).toBe(1)
-    expect(batchRows()).toBe(0)
+    // One row of a step batch: the start, the owner it creates and the pending attempt.
+    expect(batchRows()).toBe(1)
     expect(await stepsOf(executionId)).toEqual([["s1#1", null]])
     expect(await executionRow(executionId)).toEqual({ status: "running", event_cursor: 0 })
   })
 
-  it("commits a start under the generation its runner holds as a plain statement, never as a batch row", async () => {
+  it("commits a start under the generation its runner holds as a batch row, which checks the generation", async () => {
     const { ownerId, activation, writer } = await execution()
     await writer().beginActivity("a1", 1)
     expect(activation.held).toBe(1)
@@ -741,7 +742,8 @@ describeEachBackend("pass writes", (backend) => {
     await pass.beginActivity("s1", 1)
     await started
     expect(outcomes).toEqual(["created"])
-    expect(next.batchRows()).toBe(0)
+    expect(next.batchRows()).toBe(1)
+    expect(activation.held).toBe(1)
     expect(await stepsOf(executionId)).toEqual([["s1#1", null]])
   })
 
@@ -828,15 +830,15 @@ describeEachBackend("pass writes", (backend) => {
     const { writer, batchRows } = writersOf(ownerId, executionId)
     const pass = writer()
     pass.holdStart(held, () => {})
-    // Issued before the write carrying the start has run: the start is carried already, so the
-    // finish goes after it as one batch row, with no flush of what is held in between.
+    // Issued before the write carrying the start has run: the start is carried already (a batch
+    // row), so the finish goes after it as one batch row, with no flush of what is held between.
     const carrying = pass.beginActivity("s1", 1)
     const finished = finishWrite(pass, encodeJson({ _tag: "Success", value: {} }))
     expect(typeof (await carrying)).toBe("number")
     expect(await finished).toBe(true)
     await started
     expect(outcomes).toEqual(["created"])
-    expect(batchRows()).toBe(1)
+    expect(batchRows()).toBe(2)
     expect(await finishesOf(executionId)).toBe(1)
   })
 
