@@ -2,7 +2,11 @@
  * Sends the like requests of concurrent passes as one statement. While a statement is in flight,
  * the requests that arrive wait and go together in the next one; a lone request goes at once, so
  * a single execution pays nothing for the grouping, and under load one round trip (and, for
- * writes, one commit) serves every pass that was waiting. The statement must answer request by
+ * writes, one commit) serves every pass that was waiting. After a statement that answered several
+ * requests, the next waits until I/O is next polled: their passes' next writes come from
+ * continuations the fiber scheduler runs as macrotasks, and would otherwise go as the first alone
+ * and the rest a round trip later (measured, shape b: 0.255 → 0.161 statements per workflow,
+ * 597 → 771 workflows/s, median of three alternations). The statement must answer request by
  * request, in order.
  *
  * @example
@@ -48,8 +52,17 @@ export class StatementBatcher<Request, Answer> {
       const batch = this.waiting.splice(0, MAX_BATCH)
       this.inFlight += 1
       void this.run(batch).finally(() => {
-        this.inFlight -= 1
-        this.send()
+        if (batch.length === 1) {
+          this.inFlight -= 1
+          this.send()
+          return
+        }
+        // The answered requests' next writes come from their continuations: let them queue until
+        // I/O is next polled rather than send the first of them alone, the rest a round trip later.
+        setImmediate(() => {
+          this.inFlight -= 1
+          this.send()
+        })
       })
     }
   }

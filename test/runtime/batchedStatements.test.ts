@@ -394,6 +394,33 @@ describeEachBackend("batched statements", (backend) => {
     expect(outcomes.every((o) => o.fenced && o.startedAtMs !== null)).toBe(true)
   })
 
+  it("sends the next writes of a statement's answered requests together, not the first alone", async () => {
+    const executions = await Promise.all(Array.from({ length: 6 }, () => started()))
+    const batcher = new StatementBatcher((writes: readonly StepBatchWrite[]) =>
+      writeStepBatch(db(), internals().clock, writes, backend === "postgres"),
+    )
+    // Each pass issues its next write once its first is answered, from a continuation the fiber
+    // scheduler runs as a macrotask (Effect's, setImmediate or setTimeout 0): after the first
+    // statement (one write) and the second (the other five), the next writes of all six go in one
+    // statement — none alone ahead of the rest.
+    const before = internals().storage.counters.statements
+    await Promise.all(
+      executions.map(async (execution) => {
+        await batcher.submit({ ...execution, begin: { step: "s1", attempt: 1 } })
+        await new Promise((resolve) => setImmediate(resolve))
+        await batcher.submit({
+          ...execution,
+          settle: { step: "s1", attempt: 1, exit: exit(1) },
+          begin: { step: "s2", attempt: 1 },
+        })
+      }),
+    )
+    expect(internals().storage.counters.statements - before).toBe(3)
+    for (const execution of executions) {
+      expect((await stepsOf(execution.executionId)).map((row) => row.step)).toEqual(["s1", "s2"])
+    }
+  })
+
   it("retries a failed batch write by write, so only the write that fails fails", async () => {
     const executions = await Promise.all(Array.from({ length: 5 }, () => started()))
     const batcher = new StatementBatcher((writes: readonly StepBatchWrite[]) =>
