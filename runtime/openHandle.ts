@@ -9,6 +9,7 @@ import * as Duration from "effect/Duration"
 import { DEFAULT_MAX_PAYLOAD_BYTES, type AkterOptions } from "./akterOptions.js"
 import { DEFAULT_CALL_TIMEOUT_MS } from "./client/databaseCalls.js"
 import { LocalStarts } from "./engine/localStarts.js"
+import { writeStartBatch, type StartBatcher } from "./engine/startBatch.js"
 import { makeLogger, type Logger } from "./log.js"
 import { AkterMetrics } from "./observability/metrics.js"
 import { startTelemetry } from "./observability/telemetry.js"
@@ -17,6 +18,7 @@ import { Wakeups } from "./outbox/wakeups.js"
 import { makeClock, measureSkew, type DatabaseClock } from "./storage/clock.js"
 import { migrate } from "./storage/migrator.js"
 import { openStorage, type Storage } from "./storage/openStorage.js"
+import { StatementBatcher } from "./storage/statementBatcher.js"
 import { enableTenantIsolation } from "./storage/tenantIsolation.js"
 
 /** What clients and runners made from a handle share. Not part of the public API. */
@@ -31,6 +33,8 @@ export interface AkterInternals {
   readonly wakeups: Wakeups
   /** The runners of this process that take its starts into their passes (engine/localStarts.ts). */
   readonly localStarts: LocalStarts
+  /** Sends the starts no runner here takes, of concurrent callers, as one statement. */
+  readonly startBatcher: StartBatcher
   readonly log: Logger
   readonly tracer: Tracer.Tracer | undefined
   readonly metrics: AkterMetrics
@@ -106,6 +110,9 @@ export const openHandle = async (
           : Duration.toMillis(options.callTimeout),
       wakeups,
       localStarts: new LocalStarts(),
+      startBatcher: new StatementBatcher((starts) =>
+        writeStartBatch(storage.db, clock, starts, storage.backend === "postgres"),
+      ),
       log: options.logger ?? makeLogger(),
       tracer: options.tracer ?? telemetry?.tracer,
       metrics,

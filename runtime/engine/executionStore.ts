@@ -268,11 +268,10 @@ export interface UnstartedExecution {
 }
 
 /**
- * What a batched row needs to write a folded start (engine/stepBatch.ts): the execution's columns
- * beyond its owner and id, the markers and manifest it starts under, and how far ahead its timer is
- * armed while this runner holds it.
+ * What a batched row needs to write a start (engine/stepBatch.ts, engine/startBatch.ts): the
+ * execution's columns beyond its owner and id, and the markers and manifest it starts under.
  */
-export interface BatchableStart {
+export interface BatchedStartFields {
   readonly workflow: string
   readonly key: string
   readonly manifestHash: string
@@ -284,6 +283,10 @@ export interface BatchableStart {
   readonly deadlineMs: number | null
   /** Each declared marker at its current value (may be empty). */
   readonly markers: Readonly<Record<string, number>>
+}
+
+/** A start a runner of this process takes, as a row of its step batch. */
+export interface BatchableStart extends BatchedStartFields {
   /** The timer is due this far ahead when the batch takes the owner, else now (a claim runs it). */
   readonly recoveryMs: number
 }
@@ -562,14 +565,19 @@ export const interruptChildrenPart = (routingKey: string, executionId: string): 
   )
 
 /**
- * The executions a batch's folded starts insert (engine/stepBatch.ts): as `insertExecutionParts`
- * for a start with no parent and no concurrency group, for each input row that starts one
+ * The executions a batch's starts insert (engine/stepBatch.ts, engine/startBatch.ts): as
+ * `insertExecutionParts` for a start with no parent and no concurrency group, for each input row
+ * that starts one
  * (`workflow` set) — running, its event cursor at its owner's current event sequence (from
  * `owner_created` when the batch created the owner, else from its row), its deadline fixed from its
  * own start time. A start whose execution exists inserts nothing and attaches. Returns each
  * inserted execution's key, `event_cursor` and `deadline_at_ms`.
  */
-export const batchInsertExecutionsSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+export const batchInsertExecutionsSql = (
+  clock: DatabaseClock,
+  /** Whether the input's `awaited` column says which are awaited elsewhere (else none is). */
+  awaitedColumn: boolean,
+): RawBuilder<unknown> =>
   sql`inserted AS (
       INSERT INTO akter.executions (routing_key, execution_id, bucket, tenant, owner_type, owner_id,
         workflow, execution_key, manifest_hash, input, caller, event_cursor, status, started_at_ms,
@@ -582,7 +590,8 @@ export const batchInsertExecutionsSql = (clock: DatabaseClock): RawBuilder<unkno
           (SELECT o.event_sequence FROM akter.owners o
             WHERE o.routing_key = i.routing_key AND o.tenant = i.tenant
               AND o.owner_type = i.owner_type AND o.owner_id = i.owner_id), 0),
-        'running', started.at_ms, false, false, started.at_ms + i.deadline_ms
+        'running', started.at_ms, ${awaitedColumn ? sql`i.awaited` : sql`false`}, false,
+        started.at_ms + i.deadline_ms
       FROM input i, (SELECT ${nowMs(clock)} AS at_ms) AS started
       WHERE i.workflow IS NOT NULL
       ON CONFLICT (routing_key, execution_id) DO NOTHING

@@ -15,6 +15,7 @@ import { fenceHeld } from "../owners/fence.js"
 import {
   insertExecutionParts,
   unstartedSnapshot,
+  type BatchedStartFields,
   type NewExecution,
   type StartOutcome,
   type UnstartedExecution,
@@ -146,6 +147,21 @@ const startSelect = (internals: AkterInternals, owner: OwnerPlacement, inserted:
     : created
 }
 
+/** A start's columns as a batch row carries them (engine/batchInput.ts `startColumns`). */
+const batchedStartFields = (request: StartRequest): BatchedStartFields => {
+  const execution = newUngroupedExecution(request, false)
+  return {
+    workflow: execution.workflow,
+    key: execution.key,
+    manifestHash: execution.manifestHash,
+    manifest: storedForm(request.workflow.canonical),
+    input: execution.input,
+    caller: execution.caller,
+    deadlineMs: execution.deadlineMs,
+    markers: startMarkers(request.workflow),
+  }
+}
+
 /**
  * The start as a runner of this process takes it: committed by the first write of the execution's
  * pass, which tells `settled` what came of it.
@@ -173,41 +189,42 @@ export const unstartedExecution = (
     head,
     tail: [...tail, ...alongside],
     names: { inserted, ownerCreated },
-    ...(batchable
-      ? {
-          batchable: {
-            workflow: execution.workflow,
-            key: execution.key,
-            manifestHash: execution.manifestHash,
-            manifest: storedForm(request.workflow.canonical),
-            input: execution.input,
-            caller: execution.caller,
-            deadlineMs: execution.deadlineMs,
-            markers,
-            recoveryMs,
-          },
-        }
-      : {}),
+    ...(batchable ? { batchable: { ...batchedStartFields(request), recoveryMs } } : {}),
     settled,
   }
 }
 
 /**
  * Writes the start as a statement of its own (with `alongside`, parts the caller's work commits
- * with, e.g. the relay's delete of the staged row). Resolves whether it created the execution
- * (false: it existed, and nothing of the start was written). `awaited` as in `startParts`.
+ * with, e.g. the relay's delete of the staged row) — or, with nothing alongside, no parent and no
+ * concurrency group, as a row of the handle's batch of starts, one statement for the starts of its
+ * concurrent callers (engine/startBatch.ts). Resolves whether it created the execution (false: it
+ * existed, and nothing of the start was written). `awaited` as in `startParts`.
  */
 export const writeStart = async (
   internals: AkterInternals,
   request: StartRequest,
   options: { readonly awaited: boolean; readonly alongside?: readonly StatementPart[] },
 ): Promise<boolean> => {
+  const grouped = startGroupOf(request.owner.tenant, request.workflow, request.concurrency)
+  if (
+    grouped === undefined &&
+    request.parent === undefined &&
+    (options.alongside === undefined || options.alongside.length === 0)
+  ) {
+    // As a row of a batch, with the starts of this handle's other callers (engine/startBatch.ts).
+    return internals.startBatcher.submit({
+      owner: request.owner,
+      executionId: request.executionId,
+      start: batchedStartFields(request),
+      awaited: options.awaited,
+    })
+  }
   const { head, tail, inserted } = startParts(internals, request, { awaited: options.awaited })
   const statement = composeStatement(
     [...head, ...tail, ...(options.alongside ?? [])],
     startSelect(internals, request.owner, inserted),
   )
-  const grouped = startGroupOf(request.owner.tenant, request.workflow, request.concurrency)
   const { rows } =
     grouped === undefined
       ? await statement.execute(internals.storage.db)

@@ -55,18 +55,26 @@ export const armTimerPart = (
   )
 
 /**
- * The timers of the executions a batch's folded starts inserted (engine/stepBatch.ts, `inserted`):
- * as `armTimerPart` for a folded start — due a recovery interval ahead (`recovery_ms`) when the
- * batch took the row's owner (`fenced`), as a claim would have set it, or due now when it did not,
- * so a claim runs the execution.
+ * The timers of the executions a batch's starts inserted (`inserted`): as `armTimerPart` for a
+ * start. A folded start's (`folded`, engine/stepBatch.ts) is due a recovery interval ahead
+ * (`recovery_ms`) when the batch took the row's owner (`fenced`), as a claim would have set it, or
+ * due now when it did not, so a claim runs the execution; a client's (engine/startBatch.ts) is due
+ * now.
  */
-export const batchArmStartTimersSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+export const batchArmStartTimersSql = (
+  clock: DatabaseClock,
+  folded: boolean,
+): RawBuilder<unknown> =>
   sql`start_timers AS (
       INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
         due_at_ms, pokes)
       SELECT i.routing_key, 'timer', i.execution_id, i.bucket, i.tenant, i.owner_type, i.owner_id,
-        CASE WHEN i.n IN (SELECT n FROM fenced) THEN ${nowMs(clock)} + i.recovery_ms
-          ELSE ${nowMs(clock)} END, 0
+        ${
+          folded
+            ? sql`CASE WHEN i.n IN (SELECT n FROM fenced) THEN ${nowMs(clock)} + i.recovery_ms
+          ELSE ${nowMs(clock)} END`
+            : nowMs(clock)
+        }, 0
       FROM input i JOIN inserted s ON s.routing_key = i.routing_key AND s.execution_id = i.execution_id
       ON CONFLICT (routing_key, kind, id) DO UPDATE
         SET due_at_ms = EXCLUDED.due_at_ms, attempts = 0, wanted_hash = NULL

@@ -140,15 +140,20 @@ export const batchFenceSql = (starting = false): RawBuilder<unknown>[] => {
 }
 
 /**
- * The owners a batch's folded starts create (engine/stepBatch.ts), each once, at generation 1: a
- * runner of this process takes each start in the same statement, which cannot advance a row it
- * inserts itself (as `createOwnerPart` with `activated`). Returns each owner it created with its
+ * The owners a batch's starts create, each once, as `createOwnerPart`: at generation 1 when
+ * `activated` — a runner of this process takes each start in the same statement (the step batch's
+ * folded starts, engine/stepBatch.ts), which cannot advance a row it inserts itself — else at 0
+ * (a client's batched starts, engine/startBatch.ts). Returns each owner it created with its
  * `event_sequence` and `generation`; an owner that existed is not returned.
  */
-export const batchCreateOwnersSql = (clock: DatabaseClock): RawBuilder<unknown> =>
+export const batchCreateOwnersSql = (
+  clock: DatabaseClock,
+  activated: boolean,
+): RawBuilder<unknown> =>
   sql`owner_created AS (
       INSERT INTO akter.owners (routing_key, tenant, owner_type, owner_id, created_at_ms, generation)
-      SELECT DISTINCT routing_key, tenant, owner_type, owner_id, ${nowMs(clock)}, 1
+      SELECT DISTINCT routing_key, tenant, owner_type, owner_id, ${nowMs(clock)},
+        ${activated ? sql`1` : sql`0`}
       FROM input WHERE workflow IS NOT NULL
       ON CONFLICT DO NOTHING
       RETURNING routing_key, tenant, owner_type, owner_id, event_sequence, generation

@@ -104,6 +104,13 @@ const CROSS_OWNER: readonly {
       /^WITH input AS \( SELECT (?:\* FROM unnest\(\$1::bigint\[\],.* WITH ORDINALITY AS i\("routing_key", "tenant", "owner_type", "owner_id", "generation"|\$1::bigint AS "routing_key", \$2::text AS "tenant", \$3::text AS "owner_type", \$4::text AS "owner_id", \$5::bigint AS "generation")/,
   },
   {
+    name: "batched client starts",
+    reason:
+      "the start batcher (runtime/engine/startBatch.ts) creates the owners, inserts the executions and arms the timers of the concurrent starts of a handle's callers, of many owners, in one statement (a lone start's row goes as values: one owner, through the same text, whose row-wise joins on the input the audit does not follow)",
+    matches:
+      /^WITH input AS \( SELECT (?:\* FROM unnest\(\$1::bigint\[\],.* WITH ORDINALITY AS i\("routing_key", "tenant", "owner_type", "owner_id", "execution_id", "bucket"|\$1::bigint AS "routing_key", \$2::text AS "tenant", \$3::text AS "owner_type", \$4::text AS "owner_id", \$5::text AS "execution_id", \$6::int AS "bucket")/,
+  },
+  {
     name: "timers handed back",
     reason:
       "a draining runner makes the timers of the executions it abandoned due now, in one statement (outboxStore.makeDueNow)",

@@ -4,12 +4,15 @@
  * start statement — the owner created once, at generation 1, or taken from whoever held it; the
  * execution inserted once (a second start attaches and takes nothing); markers, manifest and timer
  * written with it; the first pending attempt only under the fence. A start whose owner moved on
- * commits alone, its timer due now for a claim.
+ * commits alone, its timer due now for a claim. And the starts no runner of the process takes,
+ * which concurrent callers send as one statement (engine/startBatch.ts): owners created at
+ * generation 0, timers due now, each bucket's runners woken, a repeated start attached.
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
-import { unstartedExecution } from "../../runtime/engine/startStatement.js"
+import { unstartedExecution, writeStart } from "../../runtime/engine/startStatement.js"
+import type { StartRequest } from "../../runtime/engine/startRequest.js"
 import type { StartOutcome, UnstartedExecution } from "../../runtime/engine/executionStore.js"
 import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
 import { makeOwnerClient } from "../../runtime/index.js"
@@ -17,6 +20,10 @@ import { placeOwner } from "../../runtime/owners/routing.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { makeProbe, type Probe } from "./probeWorkflows.js"
+import { waitUntil } from "../support/waitUntil.js"
+import { WAKE_CHANNEL } from "../../runtime/outbox/notifications.js"
+import pg from "pg"
+import { sql } from "kysely"
 
 // The client of an untyped (test) registration.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -242,5 +249,94 @@ describeEachBackend("folded starts as batch rows", (backend) => {
       await started.settle("created")
     }
     expect(await manifests()).toBe(Math.max(before, 1))
+  })
+
+  /** Requests of starts this process's runners are offered, none taken: the client writes them. */
+  const offeredStarts = () => {
+    const requests: StartRequest[] = []
+    const stop = internals().localStarts.accept({
+      take: (request) => {
+        requests.push(request)
+        return undefined
+      },
+    })
+    return { requests, stop }
+  }
+
+  it("sends the starts of concurrent callers no runner takes as one statement, and wakes each bucket", async () => {
+    const owners = Array.from({ length: 10 }, newOwnerId)
+    const wakes: string[] = []
+    let listener: pg.Client | undefined
+    if (backend === "postgres") {
+      // The test's own database: notifications do not cross databases.
+      const { rows } = await sql<{ name: string }>`SELECT current_database() AS name`.execute(db())
+      const url = new URL(process.env["DATABASE_URL"]!)
+      url.pathname = `/${rows[0]!.name}`
+      listener = new pg.Client({ connectionString: url.toString() })
+      await listener.connect()
+      listener.on("notification", (message) => wakes.push(message.payload ?? ""))
+      await listener.query(`LISTEN ${WAKE_CHANNEL}`)
+    }
+    try {
+      const before = internals().storage.counters.statements
+      const runs = await Promise.all(
+        owners.map((ownerId, index) => client.quick.start(ownerId, { id: `c${index}` })),
+      )
+      // The first goes at once, alone; the nine that came while it ran go together.
+      expect(internals().storage.counters.statements - before).toBe(2)
+      for (const [index, ownerId] of owners.entries()) {
+        expect(await executionsOf(ownerId)).toEqual([
+          { execution_id: runs[index].executionId, status: "running", event_cursor: 0 },
+        ])
+        // No runner holds the owner, and a claim runs the execution now.
+        expect(await ownerRow(ownerId)).toEqual({ generation: 0 })
+        expect(await timerDueIn(runs[index].executionId)).toBeLessThan(5_000)
+      }
+      if (listener !== undefined) {
+        const buckets = new Set(owners.map((ownerId) => String(ownerOf(ownerId).bucket)))
+        await waitUntil("a wake for each bucket", () =>
+          [...buckets].every((bucket) => wakes.includes(bucket)),
+        )
+        // One wake per bucket and statement, not per start.
+        expect(wakes.length).toBeLessThanOrEqual(buckets.size + 1)
+      }
+    } finally {
+      await listener?.end()
+    }
+  })
+
+  it("attaches a repeated start in a batch, and records markers and a shared manifest", async () => {
+    const offered = offeredStarts()
+    const ownerId = newOwnerId()
+    const other = newOwnerId()
+    try {
+      await Promise.all([client.quick.start(ownerId, { id: "twice" }), client.marked.start(other)])
+    } finally {
+      offered.stop()
+    }
+    const [quick, marked] = offered.requests
+    // The same start again, twice at once, beside a new one: both attach, nothing rewritten.
+    const third = newOwnerId()
+    const offeredAgain = offeredStarts()
+    let fresh!: StartRequest
+    try {
+      await client.marked.start(third)
+      fresh = offeredAgain.requests[0]!
+    } finally {
+      offeredAgain.stop()
+    }
+    const created = await Promise.all([
+      writeStart(internals(), quick!, { awaited: false }),
+      writeStart(internals(), quick!, { awaited: false }),
+      writeStart(internals(), marked!, { awaited: false }),
+      writeStart(internals(), fresh, { awaited: false }),
+    ])
+    expect(created).toEqual([false, false, false, false])
+    expect((await executionsOf(ownerId)).length).toBe(1)
+    for (const id of [marked!.executionId, fresh.executionId]) {
+      expect(await stepsOf(id)).toEqual([
+        { step: "fraud", attempt: 0, kind: "version", version: 2 },
+      ])
+    }
   })
 })
