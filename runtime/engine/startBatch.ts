@@ -50,9 +50,25 @@ export type StartBatcher = StatementBatcher<BatchedClientStart, boolean>
 export const writeStartBatch = async (
   db: Queryable,
   clock: DatabaseClock,
-  starts: readonly BatchedClientStart[],
+  requested: readonly BatchedClientStart[],
   notify: boolean,
 ): Promise<boolean[]> => {
+  // Two starts of one execution (a caller's retry beside its first try): the first is written, and
+  // awaited if either is; the other attaches to it.
+  const firstIndex = new Map<string, number>()
+  const starts: BatchedClientStart[] = []
+  const rowOf = requested.map((start) => {
+    const key = `${start.owner.routingKey}/${start.executionId}`
+    const index = firstIndex.get(key)
+    if (index === undefined) {
+      firstIndex.set(key, starts.length)
+      starts.push(start)
+      return { index: starts.length - 1, first: true }
+    }
+    if (start.awaited && !starts[index]!.awaited)
+      starts[index] = { ...starts[index]!, awaited: true }
+    return { index, first: false }
+  })
   const started = startColumns(starts, (row) => row.start)
   const columns: InputColumn<BatchedClientStart>[] = [
     ["routing_key", BIGINT, (row) => row.owner.routingKey],
@@ -82,5 +98,5 @@ export const writeStartBatch = async (
         WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id) AS created,
       (SELECT count(*) FROM woken) AS woken
     FROM input i ORDER BY i.n`.execute(db)
-  return rows.map((row) => row.created)
+  return rowOf.map(({ index, first }) => first && rows[index]!.created)
 }

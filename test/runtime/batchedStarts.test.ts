@@ -325,6 +325,38 @@ describeEachBackend("folded starts as batch rows", (backend) => {
     } finally {
       offeredAgain.stop()
     }
+    // Two new starts of one execution in one statement: one creates it, the other attaches.
+    const offeredTwice = offeredStarts()
+    let twice!: StartRequest
+    try {
+      await client.quick.start(newOwnerId(), { id: "new-twice" })
+      twice = offeredTwice.requests[0]!
+    } finally {
+      offeredTwice.stop()
+    }
+    const [lone, ...together] = await Promise.all([
+      // Goes at once and alone (an attach): the three behind it share one statement.
+      writeStart(internals(), quick!, { awaited: false }),
+      writeStart(
+        internals(),
+        { ...twice, executionId: `${twice.executionId}x` },
+        { awaited: false },
+      ),
+      writeStart(
+        internals(),
+        { ...twice, executionId: `${twice.executionId}x` },
+        { awaited: true },
+      ),
+      writeStart(internals(), quick!, { awaited: false }),
+    ])
+    expect([lone, ...together]).toEqual([false, true, false, false])
+    // Awaited: the second of the two asked for it, and its start attached to the first's.
+    const written = await db()
+      .selectFrom("akter.executions")
+      .select(["awaited"])
+      .where("execution_id", "=", `${twice.executionId}x`)
+      .execute()
+    expect(written).toEqual([{ awaited: true }])
     const created = await Promise.all([
       writeStart(internals(), quick!, { awaited: false }),
       writeStart(internals(), quick!, { awaited: false }),
