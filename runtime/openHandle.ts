@@ -10,11 +10,6 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, type AkterOptions } from "./akterOptions.js"
 import { DEFAULT_CALL_TIMEOUT_MS } from "./client/databaseCalls.js"
 import { LocalStarts } from "./engine/localStarts.js"
 import { writeStartBatch, type StartBatcher } from "./engine/startBatch.js"
-import {
-  readExecutionStatesAwaiting,
-  type ExecutionKey,
-  type ExecutionState,
-} from "./engine/executionStore.js"
 import { makeLogger, type Logger } from "./log.js"
 import { AkterMetrics } from "./observability/metrics.js"
 import { startTelemetry } from "./observability/telemetry.js"
@@ -40,8 +35,6 @@ export interface AkterInternals {
   readonly localStarts: LocalStarts
   /** Sends the starts no runner here takes, of concurrent callers, as one statement. */
   readonly startBatcher: StartBatcher
-  /** Reads, for concurrent callers awaiting results, their executions in one statement. */
-  readonly awaitingReads: StatementBatcher<ExecutionKey, ExecutionState | undefined>
   readonly log: Logger
   readonly tracer: Tracer.Tracer | undefined
   readonly metrics: AkterMetrics
@@ -120,7 +113,6 @@ export const openHandle = async (
       startBatcher: new StatementBatcher((starts) =>
         writeStartBatch(storage.db, clock, starts, storage.backend === "postgres"),
       ),
-      awaitingReads: new StatementBatcher((keys) => readExecutionStatesAwaiting(storage.db, keys)),
       log: options.logger ?? makeLogger(),
       tracer: options.tracer ?? telemetry?.tracer,
       metrics,

@@ -7,7 +7,7 @@ import type { AkterInternals } from "../akter.js"
 import { interruptCauseOf, isStoredResult } from "../model/exit.js"
 import type { WorkflowRegistration } from "../model/registration.js"
 import { schemaOf } from "../model/schemaOf.js"
-import { readExecutionState } from "../engine/executionStore.js"
+import { readExecutionState, readExecutionStateAwaiting } from "../engine/executionStore.js"
 import { timeoutDelay } from "../storage/clock.js"
 import { decodeJson } from "../storage/codec.js"
 import type { ExecutionResult, ExecutionStatus } from "./clientApi.js"
@@ -69,13 +69,12 @@ export const readStatus = async (
   /** The caller waits for the result once read: an unfinished execution is marked awaited. */
   options: { readonly awaiting?: boolean } = {},
 ): Promise<ExecutionStatus<unknown, unknown>> => {
-  // Notifications exist on Postgres only; on PGlite every runner is in this process. The reads of
-  // concurrent callers awaiting results go together (openHandle.ts `awaitingReads`).
-  const key = { routingKey: execution.owner.routingKey, executionId: execution.executionId }
-  const state =
+  // Notifications exist on Postgres only; on PGlite every runner is in this process.
+  const read =
     options.awaiting === true && internals.storage.backend === "postgres"
-      ? await internals.awaitingReads.submit(key)
-      : await readExecutionState(internals.storage.db, key.routingKey, key.executionId)
+      ? readExecutionStateAwaiting
+      : readExecutionState
+  const state = await read(internals.storage.db, execution.owner.routingKey, execution.executionId)
   if (state === undefined) return { status: "unknown" }
   if (state.status === "finished" && state.result !== null) {
     return { status: "finished", result: decodeResult(workflow, state.result) }

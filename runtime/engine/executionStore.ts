@@ -450,29 +450,22 @@ export const readExecutionState = async (
     .executeTakeFirst()
 
 /**
- * Reads executions for callers about to wait for their results, and marks each awaited if it is
- * not finished, so that its finish notifies (marking writes only the first time) — several in one
- * statement, in the order asked (undefined: no such row): concurrent callers of one handle read
- * together (client/executionResults.ts). Each is read as the statement's snapshot has it.
+ * Reads the execution for a caller about to wait for its result, and marks it awaited if it is
+ * not finished, so that its finish notifies. Marking writes only the first time.
  */
-export const readExecutionStatesAwaiting = async (
+export const readExecutionStateAwaiting = async (
   db: Queryable,
-  keys: readonly ExecutionKey[],
-): Promise<(ExecutionState | undefined)[]> => {
-  const { rows } = await sql<ExecutionState & { readonly execution_id: string }>`WITH k AS (
-      SELECT * FROM unnest(${keys.map((key) => key.routingKey)}::bigint[],
-        ${keys.map((key) => key.executionId)}::text[]) AS k(routing_key, execution_id)
-    ), awaiting AS (
-      UPDATE akter.executions e SET awaited = true
-      FROM k WHERE e.routing_key = k.routing_key AND e.execution_id = k.execution_id
-        AND e.status <> 'finished' AND NOT e.awaited
+  routingKey: string,
+  executionId: string,
+): Promise<ExecutionState | undefined> => {
+  const { rows } = await sql<ExecutionState>`WITH awaiting AS (
+      UPDATE akter.executions SET awaited = true
+      WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
+        AND status <> 'finished' AND NOT awaited
       RETURNING 1)
-    SELECT e.execution_id, e.status, e.interrupt, e.interrupted_by, e.result
-    FROM k JOIN akter.executions e ON e.routing_key = k.routing_key AND e.execution_id = k.execution_id
-  `.execute(db)
-  const byId = new Map<string, ExecutionState>()
-  for (const { execution_id: executionId, ...state } of rows) byId.set(executionId, state)
-  return keys.map((key) => byId.get(key.executionId))
+    SELECT status, interrupt, interrupted_by, result FROM akter.executions
+    WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}`.execute(db)
+  return rows[0]
 }
 
 /**

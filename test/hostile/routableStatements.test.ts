@@ -111,13 +111,6 @@ const CROSS_OWNER: readonly {
       /^WITH input AS \( SELECT (?:\* FROM unnest\(\$1::bigint\[\],.* WITH ORDINALITY AS i\("routing_key", "tenant", "owner_type", "owner_id", "execution_id", "bucket"|\$1::bigint AS "routing_key", \$2::text AS "tenant", \$3::text AS "owner_type", \$4::text AS "owner_id", \$5::text AS "execution_id", \$6::int AS "bucket")/,
   },
   {
-    name: "batched awaiting reads",
-    reason:
-      "the results that concurrent callers of one handle await elsewhere are read, and unfinished ones marked awaited, in one statement (engine/executionStore.ts readExecutionStatesAwaiting, through client/executionResults.ts)",
-    matches:
-      /^WITH k AS \( SELECT \* FROM unnest\(\$1::bigint\[\], \$2::text\[\]\) AS k\(routing_key, execution_id\) \), awaiting AS \( UPDATE akter\.executions e SET awaited = true FROM k /,
-  },
-  {
     name: "timers handed back",
     reason:
       "a draining runner makes the timers of the executions it abandoned due now, in one statement (outboxStore.makeDueNow)",

@@ -129,24 +129,6 @@ describePostgres("result notifications", () => {
     }
   })
 
-  it("reads the results of concurrent callers awaiting elsewhere together", async () => {
-    await hearingElsewhere()
-    const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
-    const runs = await Promise.all(
-      Array.from({ length: 12 }, (_, index) =>
-        client.quick.start(`o-${randomUUID().slice(0, 8)}`, { id: `together${index}` }),
-      ),
-    )
-    const counters = internalsOf(elsewhere).storage.counters
-    const before = counters.statements
-    const results = await Promise.all(runs.map((run) => run.result({ timeout: "10 seconds" })))
-    expect(results).toEqual(
-      runs.map((_, index) => ({ _tag: "Success", value: { id: `together${index}` } })),
-    )
-    // One read per caller if each read alone; the reads that wait while one runs go together.
-    expect(counters.statements - before).toBeLessThan(runs.length)
-  })
-
   it("reads at once for a fresh start whose finish was heard before the caller waited", async () => {
     await hearingElsewhere()
     const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
