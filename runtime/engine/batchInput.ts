@@ -6,6 +6,7 @@
  * row carries, shared by the folded starts of the step batch and the client's batched starts.
  */
 import { sql, type RawBuilder } from "kysely"
+import type { OwnerPlacement } from "../owners/routing.js"
 import type { BatchedStartFields } from "./executionStore.js"
 
 /** A column of the batch's input: a lone request's value, or every request's as an array. */
@@ -38,6 +39,16 @@ export const BOOLEAN: ColumnType = {
 
 /** A named, typed column and how a request gives its value. */
 export type InputColumn<Row> = readonly [string, ColumnType, (row: Row) => unknown]
+
+/** The columns naming a row's owner, first in every batch's input. */
+export const ownerColumns = <
+  Row extends { readonly owner: OwnerPlacement },
+>(): InputColumn<Row>[] => [
+  ["routing_key", BIGINT, (row) => row.owner.routingKey],
+  ["tenant", TEXT, (row) => row.owner.tenant],
+  ["owner_type", TEXT, (row) => row.owner.ownerType],
+  ["owner_id", TEXT, (row) => row.owner.ownerId],
+]
 
 /** `input AS (...)`: the rows, in order, numbered `n` from 1. */
 export const batchInputSql = <Row>(

@@ -18,8 +18,8 @@ import { batchRecordStartManifestsSql } from "../storage/manifestStore.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
 import {
   batchInputSql,
-  BIGINT,
   BOOLEAN,
+  ownerColumns,
   startColumns,
   TEXT,
   type InputColumn,
@@ -71,10 +71,7 @@ export const writeStartBatch = async (
   })
   const started = startColumns(starts, (row) => row.start)
   const columns: InputColumn<BatchedClientStart>[] = [
-    ["routing_key", BIGINT, (row) => row.owner.routingKey],
-    ["tenant", TEXT, (row) => row.owner.tenant],
-    ["owner_type", TEXT, (row) => row.owner.ownerType],
-    ["owner_id", TEXT, (row) => row.owner.ownerId],
+    ...ownerColumns<BatchedClientStart>(),
     ["execution_id", TEXT, (row) => row.executionId],
     ...started.columns,
     ["awaited", BOOLEAN, (row) => row.awaited],

@@ -148,19 +148,20 @@ const startSelect = (internals: AkterInternals, owner: OwnerPlacement, inserted:
 }
 
 /** A start's columns as a batch row carries them (engine/batchInput.ts `startColumns`). */
-const batchedStartFields = (request: StartRequest): BatchedStartFields => {
-  const execution = newUngroupedExecution(request, false)
-  return {
-    workflow: execution.workflow,
-    key: execution.key,
-    manifestHash: execution.manifestHash,
-    manifest: storedForm(request.workflow.canonical),
-    input: execution.input,
-    caller: execution.caller,
-    deadlineMs: execution.deadlineMs,
-    markers: startMarkers(request.workflow),
-  }
-}
+const batchedStartFields = (
+  request: StartRequest,
+  execution: NewExecution = newUngroupedExecution(request, false),
+  markers: Readonly<Record<string, number>> = startMarkers(request.workflow),
+): BatchedStartFields => ({
+  workflow: execution.workflow,
+  key: execution.key,
+  manifestHash: execution.manifestHash,
+  manifest: storedForm(request.workflow.canonical),
+  input: execution.input,
+  caller: execution.caller,
+  deadlineMs: execution.deadlineMs,
+  markers,
+})
 
 /**
  * The start as a runner of this process takes it: committed by the first write of the execution's
@@ -189,7 +190,9 @@ export const unstartedExecution = (
     head,
     tail: [...tail, ...alongside],
     names: { inserted, ownerCreated },
-    ...(batchable ? { batchable: { ...batchedStartFields(request), recoveryMs } } : {}),
+    ...(batchable
+      ? { batchable: { ...batchedStartFields(request, execution, markers), recoveryMs } }
+      : {}),
     settled,
   }
 }

@@ -27,6 +27,7 @@ import {
   BIGINT,
   BYTEA,
   INT,
+  ownerColumns,
   startColumns,
   TEXT,
   type InputColumn,
@@ -131,10 +132,7 @@ export const writeStepBatch = async (
   const finishing = writes.some((write) => write.finish !== undefined)
   const starting = writes.some((write) => write.start !== undefined)
   const columns: InputColumn<StepBatchWrite>[] = [
-    ["routing_key", BIGINT, (w) => w.owner.routingKey],
-    ["tenant", TEXT, (w) => w.owner.tenant],
-    ["owner_type", TEXT, (w) => w.owner.ownerType],
-    ["owner_id", TEXT, (w) => w.owner.ownerId],
+    ...ownerColumns<StepBatchWrite>(),
     ["generation", BIGINT, (w) => w.generation],
     ["execution_id", TEXT, (w) => w.executionId],
   ]

@@ -93,12 +93,11 @@ const activatingFence = (owner: OwnerPlacement): StatementPart => ({
  * is invisible to `locked`) is taken at the generation 1 it was created at.
  */
 export const batchFenceSql = (starting = false): RawBuilder<unknown>[] => {
-  const startInserted = (row: string) =>
-    starting
-      ? sql`AND (${sql.id(row)}.workflow IS NULL OR EXISTS (SELECT 1 FROM inserted s
-          WHERE s.routing_key = ${sql.id(row)}.routing_key
-            AND s.execution_id = ${sql.id(row)}.execution_id))`
-      : sql``
+  // An input row `i` that starts nothing, or whose start inserted its execution.
+  const startInserted = starting
+    ? sql`AND (i.workflow IS NULL OR EXISTS (SELECT 1 FROM inserted s
+          WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id))`
+    : sql``
   return [
     sql`locked AS (
       SELECT o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation FROM akter.owners o
@@ -114,7 +113,7 @@ export const batchFenceSql = (starting = false): RawBuilder<unknown>[] => {
         AND o.owner_id = l.owner_id
         AND EXISTS (SELECT 1 FROM input i WHERE i.generation IS NULL
           AND i.routing_key = l.routing_key AND i.tenant = l.tenant
-          AND i.owner_type = l.owner_type AND i.owner_id = l.owner_id ${startInserted("i")})
+          AND i.owner_type = l.owner_type AND i.owner_id = l.owner_id ${startInserted})
       RETURNING o.routing_key, o.tenant, o.owner_type, o.owner_id, o.generation
     )`,
     sql`fence AS (
@@ -134,7 +133,7 @@ export const batchFenceSql = (starting = false): RawBuilder<unknown>[] => {
         AND f.tenant = i.tenant AND f.owner_type = i.owner_type AND f.owner_id = i.owner_id
         AND (CASE WHEN i.generation IS NULL THEN f.taken
           ELSE NOT f.taken AND f.generation = i.generation END)
-        ${startInserted("i")}
+        ${startInserted}
     )`,
   ]
 }

@@ -320,7 +320,7 @@ export const textualMutations: readonly TextualMutation[] = [
     file: FENCE,
     edits: [
       {
-        find: 'ELSE NOT f.taken AND f.generation = i.generation END)\n        ${startInserted("i")}',
+        find: "ELSE NOT f.taken AND f.generation = i.generation END)\n        ${startInserted}",
         replace: "ELSE NOT f.taken AND f.generation = i.generation END)",
       },
     ],
