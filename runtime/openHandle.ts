@@ -13,7 +13,7 @@ import { writeStartBatch, type StartBatcher } from "./engine/startBatch.js"
 import { makeLogger, type Logger } from "./log.js"
 import { AkterMetrics } from "./observability/metrics.js"
 import { startTelemetry } from "./observability/telemetry.js"
-import { FINISHED_CHANNEL } from "./outbox/notifications.js"
+import { FINISHED_CHANNEL, parseFinishedPayload } from "./outbox/notifications.js"
 import { Wakeups } from "./outbox/wakeups.js"
 import { makeClock, measureSkew, type DatabaseClock } from "./storage/clock.js"
 import { migrate } from "./storage/migrator.js"
@@ -85,9 +85,10 @@ export const openHandle = async (
     const listenForResults = () => {
       if (storage.backend !== "postgres") return Promise.resolve()
       listening ??= storage
-        .listen(FINISHED_CHANNEL, (executionId) => {
+        .listen(FINISHED_CHANNEL, (payload) => {
+          const { executionId, result } = parseFinishedPayload(payload)
           // A pass of this process announces its own finish, with the result.
-          if (!wakeups.passRunsHere(executionId)) wakeups.announceFinished(executionId)
+          if (!wakeups.passRunsHere(executionId)) wakeups.announceFinished(executionId, result)
         })
         .then((stop) => {
           listened = true

@@ -87,7 +87,9 @@ export const readStatus = async (
 
 /**
  * Polling is only the fallback: a finish in this process, or on Postgres in any process, wakes the
- * waiter at once. So the first re-read waits long enough not to cost a statement per workflow.
+ * waiter at once. So the first re-read waits long enough not to cost a statement per workflow, and
+ * while this process hears finishes, an execution marked awaited is re-read only every
+ * `POLL_MAX_MS`: its finish will be announced, so a read before that finds nothing new.
  */
 const POLL_FIRST_MS = 100
 const POLL_MAX_MS = 1000
@@ -97,8 +99,9 @@ export const FAST_POLL_MS = 200
 /**
  * Waits for the execution's result: woken at once when a runner in this process (or, on Postgres,
  * any process) finishes it, and polling with backoff as the fallback. While a pass of this process
- * runs the execution, its finish hands the result over and nothing is read. An unknown id keeps
- * waiting — its start may not have committed yet — until the timeout.
+ * runs the execution, its finish hands the result over and nothing is read; a finish elsewhere
+ * whose notification carries the result (a small one, without tenant isolation) is not read
+ * either. An unknown id keeps waiting — its start may not have committed yet — until the timeout.
  */
 export const awaitResult = async (
   internals: AkterInternals,
@@ -125,9 +128,12 @@ export const awaitResult = async (
   })
   // Asked after the listener is registered: a start this process just wrote, whose finish has not
   // been announced, finishes with a notification this listener hears; nothing to read before it.
-  let fresh = internals.wakeups.takeFreshStart(execution.executionId)
+  const freshStart = internals.wakeups.takeFreshStart(execution.executionId)
+  // A finish announced with its result before this caller asked: nothing to read.
+  announced ??= freshStart.result
+  let fresh = freshStart.waiting
   try {
-    let delay = POLL_FIRST_MS
+    let delay = fresh ? POLL_MAX_MS : POLL_FIRST_MS
     for (;;) {
       if (announced !== undefined) return decodeResult(workflow, announced)
       // Asked after the listener is registered: a pass ending after this line is heard by it, and
@@ -140,6 +146,10 @@ export const awaitResult = async (
           readStatus(internals, workflow, execution, { awaiting: true }),
         )
         if (status.status === "finished") return status.result
+        // The read marked it awaited: its finish will be announced to this process.
+        if (status.status !== "unknown" && internals.hearsResults()) {
+          delay = Math.max(delay, POLL_MAX_MS)
+        }
       }
       // Only the first wait may skip the read: after it, a read finds what the notification said.
       fresh = false

@@ -14,6 +14,7 @@ import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { existsIn, part, type StatementPart } from "../storage/statementParts.js"
 import { createOwnerPart, fenceHeld, ownerSequencePart, type FoldedStart } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
+import { MAX_ANNOUNCED_RESULT_BYTES } from "../outbox/notifications.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
 import type { ParentLink } from "./startRequest.js"
 import { readStepsOf, stepRow, stepsFromJson, stepsJsonOf, type StepRow } from "./stepStore.js"
@@ -509,6 +510,18 @@ export const executionPatchPart = (
   })
 
 /**
+ * A `RETURNING` column, `announced_result`, of a finish's update: the result `column` (the row's
+ * new one) when it is at most `MAX_ANNOUNCED_RESULT_BYTES` and the executions table holds no row
+ * security, else null. Under tenant isolation (storage/tenantIsolation.ts) every tenant's LISTEN
+ * session hears every notification, while its reads see only its own tenant's rows: results then
+ * stay in the rows, and callers read them as before.
+ */
+const announcedResult = (column: RawBuilder<unknown>): RawBuilder<unknown> =>
+  sql`CASE WHEN octet_length(${column}) <= ${MAX_ANNOUNCED_RESULT_BYTES}::int
+      AND NOT (SELECT c.relrowsecurity FROM pg_class c WHERE c.oid = 'akter.executions'::regclass)
+    THEN ${column} END AS announced_result`
+
+/**
  * Records the result. Exactly one terminal result is recorded: the update matches only while the
  * execution is not finished, and the steps and the timer are deleted only when it matched. Returns
  * (`awaited`) whether a caller elsewhere waits for the result, and the parent link of a child.
@@ -530,7 +543,8 @@ export const finishExecutionPart = (
         interrupted_by = ${interruptedBy === undefined ? sql`interrupted_by` : sql`${interruptedBy}`}
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished' AND ${fenceHeld}
-      RETURNING awaited, parent_routing_key, parent_execution_id, parent_awaits`,
+      RETURNING awaited, parent_routing_key, parent_execution_id, parent_awaits, execution_id,
+        ${announcedResult(sql`result`)}`,
   )
 
 /**
@@ -613,7 +627,7 @@ export const batchFinishSql = (clock: DatabaseClock): RawBuilder<unknown> =>
         WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
           AND e.execution_id = f.execution_id AND e.status <> 'finished'
         RETURNING f.n, e.routing_key, e.execution_id, e.awaited, e.parent_routing_key,
-          e.parent_execution_id, e.parent_awaits
+          e.parent_execution_id, e.parent_awaits, ${announcedResult(sql`e.result`)}
       )`
 
 /**

@@ -34,6 +34,7 @@ import type { OwnerPlacement } from "../owners/routing.js"
 import { armTimerPart, deleteTimerPart, pokePlacedTimersPart } from "../outbox/outboxStore.js"
 import {
   FINISHED_CHANNEL,
+  finishedPayloadOfRow,
   notification,
   notifyColumn,
   WAKE_CHANNEL,
@@ -766,7 +767,7 @@ const finishParts = (
     select: postgres
       ? sql`${countOf(finished.name)} AS finished, ${notifyColumn(
           FINISHED_CHANNEL,
-          state.executionId,
+          finishedPayloadOfRow,
           { from: sql.id(finished.name), when: sql`awaited` },
         )}${parentColumns}`
       : sql`${countOf(finished.name)} AS finished${parentColumns}`,

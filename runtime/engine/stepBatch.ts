@@ -15,6 +15,7 @@ import {
 } from "../outbox/outboxStore.js"
 import {
   FINISHED_CHANNEL,
+  finishedPayloadOfRow,
   notification,
   WAKE_CHANNEL,
   wakePayloadOfRow,
@@ -188,7 +189,7 @@ export const writeStepBatch = async (
       batchFinishSql(clock),
       batchDeleteStepsSql(),
       batchDeleteTimersSql(),
-      sql`notified AS (${notification(FINISHED_CHANNEL, sql`f.execution_id`, {
+      sql`notified AS (${notification(FINISHED_CHANNEL, finishedPayloadOfRow, {
         from: sql`finished f`,
         when: sql`f.awaited AND ${notify}::boolean`,
       })})`,

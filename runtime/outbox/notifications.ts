@@ -32,8 +32,44 @@ export const wakeIsFor = (payload: string, serves: (bucket: number) => boolean):
   // A payload this version does not know: poll, rather than miss work.
   return !Number.isInteger(bucket) || serves(bucket)
 }
-/** An execution a caller elsewhere awaits has finished; the payload is its id. */
+/**
+ * An execution a caller elsewhere awaits has finished. The payload is its id, followed by a space
+ * and its result in base64 when the finish could announce it (engine/executionStore.ts
+ * `announcedResult`), so the caller need not read it back. Execution ids hold no space
+ * (model/executionId.ts).
+ */
 export const FINISHED_CHANNEL = "akter_finished"
+
+/**
+ * The largest result a finish notification carries, in bytes: its base64 and the longest
+ * execution id stay well inside Postgres's payload limit (under 8000 bytes).
+ */
+export const MAX_ANNOUNCED_RESULT_BYTES = 4096
+
+/**
+ * The finish notification's payload for a row with `execution_id` and `announced_result` (a finish's
+ * `RETURNING` column, engine/executionStore.ts `announcedResult`: the result, when it may ride).
+ * (Postgres's base64 breaks lines every 76 characters: they are taken out.)
+ */
+export const finishedPayloadOfRow: RawBuilder<string> = sql<string>`execution_id || COALESCE(' ' ||
+  translate(encode(announced_result, 'base64'), chr(10), ''), '')`
+
+/** What a finish notification says: the execution, and its result when the finish announced it. */
+export interface FinishedNotice {
+  readonly executionId: string
+  readonly result?: Buffer
+}
+
+/** Reads a finish notification's payload (one without a result, as earlier versions send, too). */
+export const parseFinishedPayload = (payload: string): FinishedNotice => {
+  const space = payload.indexOf(" ")
+  return space < 0
+    ? { executionId: payload }
+    : {
+        executionId: payload.slice(0, space),
+        result: Buffer.from(payload.slice(space + 1), "base64"),
+      }
+}
 /** A runner gave its buckets back; the payload is its id. */
 export const LEASES_CHANNEL = "akter_leases"
 

@@ -38,6 +38,28 @@ type FinishedListener = (result?: Buffer) => void
  */
 export const FRESH_START_MS = 10_000
 
+/**
+ * The most bytes of announced results kept for fresh starts whose callers have not asked yet (a
+ * start whose caller never asks keeps its result until its entry expires); past it, such a caller
+ * reads the result instead.
+ */
+export const FRESH_RESULTS_MAX_BYTES = 1 << 20
+
+interface FreshStart {
+  readonly at: number
+  finished: boolean
+  /** The result its finish announced, kept for the caller that has not asked yet. */
+  result?: Buffer
+}
+
+/** What a caller about to wait learns of its fresh start (`takeFreshStart`). */
+export interface FreshStartState {
+  /** Unfinished as far as this process heard: wait for the notification without reading first. */
+  readonly waiting: boolean
+  /** Its finish was announced, with this result, before the caller asked. */
+  readonly result?: Buffer
+}
+
 export class Wakeups {
   private readonly bucketListeners = new Set<Listener<number>>()
   private readonly leaseListeners = new Set<() => void>()
@@ -46,9 +68,12 @@ export class Wakeups {
   private readonly passesHere = new Map<string, number>()
   /**
    * Starts this process committed, marked awaited, while its LISTEN session heard finishes: their
-   * local start time, and whether a finish of theirs was announced since. Oldest first.
+   * local start time, and whether a finish of theirs was announced since (with its result, if it
+   * came along). Oldest first.
    */
-  private readonly freshStarts = new Map<string, { readonly at: number; finished: boolean }>()
+  private readonly freshStarts = new Map<string, FreshStart>()
+  /** The bytes of the results `freshStarts` keeps. */
+  private freshResultBytes = 0
 
   onBucket(listener: Listener<number>): () => void {
     this.bucketListeners.add(listener)
@@ -118,10 +143,24 @@ export class Wakeups {
     }
   }
 
-  /** `result`: the encoded result a pass of this process just committed. */
+  /**
+   * `result`: the encoded result a pass of this process just committed, or that the finish's
+   * notification carried (outbox/notifications.ts `FINISHED_CHANNEL`); without one, callers read it.
+   */
   announceFinished(executionId: string, result?: Buffer): void {
     const fresh = this.freshStarts.get(executionId)
-    if (fresh !== undefined) fresh.finished = true
+    if (fresh !== undefined) {
+      fresh.finished = true
+      // Kept for its caller, who may not have asked yet (a start returns before it is awaited).
+      if (
+        result !== undefined &&
+        fresh.result === undefined &&
+        this.freshResultBytes + result.length <= FRESH_RESULTS_MAX_BYTES
+      ) {
+        fresh.result = result
+        this.freshResultBytes += result.length
+      }
+    }
     for (const listener of this.finishedListeners.get(executionId) ?? []) listener(result)
   }
 
@@ -131,6 +170,7 @@ export class Wakeups {
    */
   rereadAwaited(): void {
     this.freshStarts.clear()
+    this.freshResultBytes = 0
     for (const listeners of [...this.finishedListeners.values()]) {
       for (const listener of [...listeners]) listener()
     }
@@ -145,20 +185,32 @@ export class Wakeups {
     const now = Date.now()
     for (const [id, fresh] of this.freshStarts) {
       if (now - fresh.at < FRESH_START_MS) break
-      this.freshStarts.delete(id)
+      this.forgetFresh(id)
     }
     this.freshStarts.set(executionId, { at: now, finished: false })
   }
 
   /**
-   * Whether a caller about to wait for the execution's result may wait for its notification
-   * without reading first: a fresh start of this process whose finish was not announced yet. Asked
-   * once, after the caller's listener is registered (a finish announced after this is heard by it).
+   * What a caller about to wait for the execution's result knows without reading: whether it may
+   * wait for the notification first (a fresh start of this process whose finish was not announced
+   * yet), or the result a finish announced before it asked. Asked once, after the caller's listener
+   * is registered (a finish announced after this is heard by it).
    */
-  takeFreshStart(executionId: string): boolean {
+  takeFreshStart(executionId: string): FreshStartState {
+    const fresh = this.forgetFresh(executionId)
+    if (fresh === undefined || Date.now() - fresh.at >= FRESH_START_MS) return { waiting: false }
+    if (!fresh.finished) return { waiting: true }
+    return fresh.result === undefined
+      ? { waiting: false }
+      : { waiting: false, result: fresh.result }
+  }
+
+  private forgetFresh(executionId: string): FreshStart | undefined {
     const fresh = this.freshStarts.get(executionId)
+    if (fresh === undefined) return undefined
     this.freshStarts.delete(executionId)
-    return fresh !== undefined && !fresh.finished && Date.now() - fresh.at < FRESH_START_MS
+    this.freshResultBytes -= fresh.result?.length ?? 0
+    return fresh
   }
 
   /**

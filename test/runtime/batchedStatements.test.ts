@@ -13,7 +13,7 @@ import { internalsOf } from "../../runtime/akter.js"
 import { StatementBatcher } from "../../runtime/storage/statementBatcher.js"
 import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
 import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
-import { FINISHED_CHANNEL } from "../../runtime/outbox/notifications.js"
+import { FINISHED_CHANNEL, parseFinishedPayload } from "../../runtime/outbox/notifications.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
@@ -241,7 +241,9 @@ describeEachBackend("batched statements", (backend) => {
   if (backend === "postgres") {
     it("notifies the finish of an awaited execution from its batch row, and not of one nobody elsewhere awaits", async () => {
       const heard: string[] = []
-      const stop = await internals().storage.listen(FINISHED_CHANNEL, (id) => heard.push(id))
+      const stop = await internals().storage.listen(FINISHED_CHANNEL, (payload) =>
+        heard.push(parseFinishedPayload(payload).executionId),
+      )
       try {
         // Started with no runner here: their callers await them elsewhere.
         const awaited = await started()

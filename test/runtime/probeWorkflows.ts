@@ -189,6 +189,18 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
         }),
     ),
     implement(
+      "echo",
+      {
+        touch: (ctx: { ownerId: string }) =>
+          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
+      },
+      (input: { text: string }, wf: Wf) =>
+        Effect.gen(function* () {
+          yield* wf.touch()
+          return { text: input.text }
+        }),
+    ),
+    implement(
       "keyless",
       {
         touch: (ctx: { ownerId: string }) =>

@@ -1,11 +1,12 @@
 /**
  * Who hears of a finish, on Postgres: a caller in the runner's own process is handed the result by
  * the pass; a caller anywhere else is notified, because its start or its wait marked the execution
- * awaited. A finish nobody elsewhere awaits sends no notification (each one costs the server a
- * write to its notify queue under a global lock). Two handles on one database stand for two
- * processes: each has its own in-process wake-ups.
+ * awaited, and the notification carries a small result, so the caller reads nothing. A finish
+ * nobody elsewhere awaits sends no notification (each one costs the server a write to its notify
+ * queue under a global lock). Two handles on one database stand for two processes: each has its
+ * own in-process wake-ups.
  */
-import { randomUUID } from "node:crypto"
+import { randomBytes, randomUUID } from "node:crypto"
 import { sql } from "kysely"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -18,7 +19,13 @@ import {
   type Runner,
 } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
-import { FINISHED_CHANNEL } from "../../runtime/outbox/notifications.js"
+import {
+  FINISHED_CHANNEL,
+  MAX_ANNOUNCED_RESULT_BYTES,
+  parseFinishedPayload,
+  type FinishedNotice,
+} from "../../runtime/outbox/notifications.js"
+import { decodeJson } from "../../runtime/storage/codec.js"
 import { createPostgresDatabase, describePostgres } from "../support/backends.js"
 import { waitUntil } from "../support/waitUntil.js"
 import { makeProbe, type Probe } from "./probeWorkflows.js"
@@ -34,7 +41,9 @@ describePostgres("result notifications", () => {
   let elsewhere: Akter
   let runner: Runner
   let listener: pg.Client
+  /** The ids of the finish notifications heard, in order (and the markers we send). */
   const notified: string[] = []
+  const notices: FinishedNotice[] = []
 
   beforeAll(async () => {
     probe = await makeProbe()
@@ -47,7 +56,10 @@ describePostgres("result notifications", () => {
     listener = new pg.Client({ connectionString: database.url })
     await listener.connect()
     listener.on("notification", (message) => {
-      if (message.channel === FINISHED_CHANNEL) notified.push(message.payload ?? "")
+      if (message.channel !== FINISHED_CHANNEL) return
+      const notice = parseFinishedPayload(message.payload ?? "")
+      notified.push(notice.executionId)
+      notices.push(notice)
     })
     await listener.query(`LISTEN ${FINISHED_CHANNEL}`)
   })
@@ -113,7 +125,7 @@ describePostgres("result notifications", () => {
     })
   }
 
-  it("reads once for a caller awaiting a start it just wrote while it hears finishes: after the notification", async () => {
+  it("reads nothing for a caller awaiting a start it just wrote while it hears finishes: the notification carries the result", async () => {
     await hearingElsewhere()
     const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
     const counters = internalsOf(elsewhere).storage.counters
@@ -124,25 +136,72 @@ describePostgres("result notifications", () => {
         _tag: "Success",
         value: { id: `r${round}` },
       })
-      // No read before the finish's notification; one after it, for the result.
-      expect(counters.statements - before).toBe(1)
+      expect(counters.statements - before).toBe(0)
+      await waitUntil("its finish notifies", () => notified.includes(run.executionId), {
+        timeoutMs: 5000,
+      })
+      const notice = notices.find((heard) => heard.executionId === run.executionId)!
+      expect(decodeJson(notice.result!)).toEqual({
+        _tag: "Success",
+        value: { id: `r${round}` },
+      })
     }
   })
 
-  it("reads at once for a fresh start whose finish was heard before the caller waited", async () => {
+  it("answers at once, reading nothing, for a fresh start whose finish was heard before the caller waited", async () => {
     await hearingElsewhere()
     const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
     const run = await client.quick.start(`o-${randomUUID().slice(0, 8)}`, { id: "early" })
     await waitUntil("its finish notifies", () => notified.includes(run.executionId), {
       timeoutMs: 5000,
     })
+    const counters = internalsOf(elsewhere).storage.counters
+    const before = counters.statements
     const askedAt = Date.now()
     expect(await run.result({ timeout: "5 seconds" })).toEqual({
       _tag: "Success",
       value: { id: "early" },
     })
-    // Not after the fallback poll: the announced finish made it read at once.
+    // Not after the fallback poll, and not from the database: the notification's result was kept.
     expect(Date.now() - askedAt).toBeLessThan(90)
+    expect(counters.statements - before).toBe(0)
+  })
+
+  it("reads nothing for a fresh start that runs past the first fallback poll: its finish will be announced", async () => {
+    await hearingElsewhere()
+    const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
+    const counters = internalsOf(elsewhere).storage.counters
+    const owner = `o-${randomUUID().slice(0, 8)}`
+    const run = await client.fenced.start(owner, { label: "long", then: "finish" })
+    const before = counters.statements
+    const result = run.result({ timeout: "10 seconds" })
+    await waitUntil("its activity holds", () => probe.gates.entered(`${owner}/hold`), {
+      timeoutMs: 5000,
+    })
+    // Longer than a poll that starts at 100 ms and doubles would wait before its first read.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    probe.gates.open(`${owner}/hold`)
+    expect(await result).toMatchObject({ _tag: "Success" })
+    expect(counters.statements - before).toBe(0)
+  })
+
+  it("reads a result too big for the notification once, after the notification", async () => {
+    await hearingElsewhere()
+    const client = makeOwnerClient<AnyClient>(elsewhere, probe.registration)
+    const counters = internalsOf(elsewhere).storage.counters
+    // Stored results are compressed: random text stays bigger than the limit.
+    const text = randomBytes(MAX_ANNOUNCED_RESULT_BYTES).toString("hex")
+    const run = await client.echo.start(`o-${randomUUID().slice(0, 8)}`, { text })
+    const before = counters.statements
+    expect(await run.result({ timeout: "5 seconds" })).toEqual({
+      _tag: "Success",
+      value: { text },
+    })
+    expect(counters.statements - before).toBe(1)
+    await waitUntil("its finish notifies", () => notified.includes(run.executionId), {
+      timeoutMs: 5000,
+    })
+    expect(notices.find((heard) => heard.executionId === run.executionId)!.result).toBeUndefined()
   })
 
   it("notifies a caller elsewhere that attached to a parked execution, once it finishes", async () => {

@@ -22,6 +22,7 @@ import {
 import { internalsOf } from "../../runtime/akter.js"
 import { ForeignTenant } from "../../runtime/errors.js"
 import { decodeExecutionId } from "../../runtime/model/executionId.js"
+import { FINISHED_CHANNEL } from "../../runtime/outbox/notifications.js"
 import { enableTenantIsolation, TENANT_SETTING } from "../../runtime/storage/tenantIsolation.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import {
@@ -33,6 +34,7 @@ import {
 } from "../support/backends.js"
 import { makeVault, tableCounts, type Vault } from "../hostile/vaultWorkflows.js"
 import { createCliProject } from "../cli/cliProject.js"
+import { waitUntil } from "../support/waitUntil.js"
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyClient = any
@@ -316,6 +318,39 @@ describePostgres("row-level security", () => {
       expect(rows.rows).toEqual([{ tenant: "acme" }])
     } finally {
       await acmeHandle.close()
+    }
+  })
+
+  it("announces no result in a finish's notification while rows are tenant-restricted: its caller reads it", async () => {
+    // Every LISTEN session hears every notification, whatever its tenant: a result in one would
+    // reach other tenants' processes. Heard here as the tables' owner, as any session would.
+    const heard: string[] = []
+    const listener = new pg.Client({ connectionString: database.url })
+    await listener.connect()
+    listener.on("notification", (message) => {
+      if (message.channel === FINISHED_CHANNEL) heard.push(message.payload ?? "")
+    })
+    await listener.query(`LISTEN ${FINISHED_CHANNEL}`)
+    const acmeHandle = await createAkter({ databaseUrl: urlAs(undefined), tenant: "acme" })
+    try {
+      const acme = makeOwnerClient<AnyClient>(acmeHandle, vault.vault, { tenant: "acme" })
+      const run = await acme.store.start("o-4", { name: "n", amount: 1, entry: entryOf("z") })
+      const counters = internalsOf(acmeHandle).storage.counters
+      const before = counters.statements
+      expect(await run.result({ timeout: "5 seconds" })).toEqual({
+        _tag: "Success",
+        value: { name: "n", entry: entryOf("z") },
+      })
+      expect(counters.statements - before).toBeGreaterThanOrEqual(1)
+      await waitUntil("its finish notifies", () => heard.includes(run.executionId), {
+        timeoutMs: 5000,
+      })
+      expect(heard.filter((payload) => payload.startsWith(run.executionId))).toEqual([
+        run.executionId,
+      ])
+    } finally {
+      await acmeHandle.close()
+      await listener.end()
     }
   })
 
