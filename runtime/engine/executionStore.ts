@@ -510,16 +510,18 @@ export const executionPatchPart = (
   })
 
 /**
- * A `RETURNING` column, `announced_result`, of a finish's update: the result `column` (the row's
- * new one) when it is at most `MAX_ANNOUNCED_RESULT_BYTES` and the executions table holds no row
+ * A `RETURNING` column, `announced_result`, of a finish's update: the result `row.result` (the
+ * row's new one) when a caller elsewhere awaits it (`row.awaited`: only then does the finish
+ * notify), it is at most `MAX_ANNOUNCED_RESULT_BYTES` and the executions table holds no row
  * security, else null. Under tenant isolation (storage/tenantIsolation.ts) every tenant's LISTEN
  * session hears every notification, while its reads see only its own tenant's rows: results then
- * stay in the rows, and callers read them as before.
+ * stay in the rows, and callers read them as before. (`awaited` comes first: a finish nobody
+ * elsewhere awaits costs no more than before.)
  */
-const announcedResult = (column: RawBuilder<unknown>): RawBuilder<unknown> =>
-  sql`CASE WHEN octet_length(${column}) <= ${MAX_ANNOUNCED_RESULT_BYTES}::int
+const announcedResult = (row: RawBuilder<unknown>): RawBuilder<unknown> =>
+  sql`CASE WHEN ${row}.awaited AND octet_length(${row}.result) <= ${MAX_ANNOUNCED_RESULT_BYTES}::int
       AND NOT (SELECT c.relrowsecurity FROM pg_class c WHERE c.oid = 'akter.executions'::regclass)
-    THEN ${column} END AS announced_result`
+    THEN ${row}.result END AS announced_result`
 
 /**
  * Records the result. Exactly one terminal result is recorded: the update matches only while the
@@ -544,7 +546,7 @@ export const finishExecutionPart = (
       WHERE routing_key = ${routingKey}::bigint AND execution_id = ${executionId}
         AND status <> 'finished' AND ${fenceHeld}
       RETURNING awaited, parent_routing_key, parent_execution_id, parent_awaits, execution_id,
-        ${announcedResult(sql`result`)}`,
+        ${announcedResult(sql`akter.executions`)}`,
   )
 
 /**
@@ -627,7 +629,7 @@ export const batchFinishSql = (clock: DatabaseClock): RawBuilder<unknown> =>
         WHERE f.result IS NOT NULL AND e.routing_key = f.routing_key
           AND e.execution_id = f.execution_id AND e.status <> 'finished'
         RETURNING f.n, e.routing_key, e.execution_id, e.awaited, e.parent_routing_key,
-          e.parent_execution_id, e.parent_awaits, ${announcedResult(sql`e.result`)}
+          e.parent_execution_id, e.parent_awaits, ${announcedResult(sql`e`)}
       )`
 
 /**
