@@ -91,6 +91,9 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
       activities,
       body: body as unknown as (input: never, wf: Wf) => Effect.Effect<unknown, unknown>,
     })
+  /** The `touch` activity several workflows share: counts its runs per owner. */
+  const touch = (ctx: { ownerId: string }) =>
+    Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") })
   const Flake = registration.workflows["retry"]!.errors["Flake"]!
   const Refused = registration.workflows["failing"]!.errors["Refused"]!
 
@@ -176,38 +179,19 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
           if (input.hold === "block") yield* wf.block()
         }),
     ),
-    implement(
-      "quick",
-      {
-        touch: (ctx: { ownerId: string }) =>
-          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
-      },
-      (input: { id: string }, wf: Wf) =>
-        Effect.gen(function* () {
-          yield* wf.touch()
-          return { id: input.id }
-        }),
+    implement("quick", { touch }, (input: { id: string }, wf: Wf) =>
+      Effect.gen(function* () {
+        yield* wf.touch()
+        return { id: input.id }
+      }),
     ),
-    implement(
-      "echo",
-      {
-        touch: (ctx: { ownerId: string }) =>
-          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
-      },
-      (input: { text: string }, wf: Wf) =>
-        Effect.gen(function* () {
-          yield* wf.touch()
-          return { text: input.text }
-        }),
+    implement("echo", { touch }, (input: { text: string }, wf: Wf) =>
+      Effect.gen(function* () {
+        yield* wf.touch()
+        return { text: input.text }
+      }),
     ),
-    implement(
-      "keyless",
-      {
-        touch: (ctx: { ownerId: string }) =>
-          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
-      },
-      (_: undefined, wf: Wf) => wf.touch(),
-    ),
+    implement("keyless", { touch }, (_: undefined, wf: Wf) => wf.touch()),
     implement("waits", {}, (input: { mode: string }, wf: Wf) =>
       Effect.gen(function* () {
         if (input.mode === "single") return { seen: [(yield* wf.first()).n] }
@@ -278,16 +262,10 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
         return { fraud: yield* wf.version("fraud") }
       }),
     ),
-    implement(
-      "instant",
-      {
-        touch: (ctx: { ownerId: string }) =>
-          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
-      },
-      (input: { skip: boolean }, wf: Wf) =>
-        input.skip
-          ? Effect.succeed({ skipped: true })
-          : Effect.map(wf.touch(), () => ({ skipped: false })),
+    implement("instant", { touch }, (input: { skip: boolean }, wf: Wf) =>
+      input.skip
+        ? Effect.succeed({ skipped: true })
+        : Effect.map(wf.touch(), () => ({ skipped: false })),
     ),
     implement(
       "fenced",
@@ -297,8 +275,7 @@ export const makeProbe = async (yaml: string = probeYaml): Promise<Probe> => {
           await gates.wait(`${ctx.ownerId}/hold`, ctx.signal)
           return { n }
         },
-        touch: (ctx: { ownerId: string }) =>
-          Promise.resolve({ n: runs.bump(ctx.ownerId, "touch") }),
+        touch,
       },
       (input: { label: string; then: "activity" | "sleep" | "finish" }, wf: Wf) =>
         Effect.gen(function* () {
