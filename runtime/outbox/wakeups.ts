@@ -187,6 +187,8 @@ export class Wakeups {
       if (now - fresh.at < FRESH_START_MS) break
       this.forgetFresh(id)
     }
+    // Re-inserted, not overwritten: the map stays oldest first, and a kept result is uncounted.
+    this.forgetFresh(executionId)
     this.freshStarts.set(executionId, { at: now, finished: false })
   }
 
