@@ -30,6 +30,11 @@ export interface HistorySeed {
   readonly planned?: number
   /** Open executions (a quarter running, the rest suspended), seeded after the finished ones. */
   readonly open?: number
+  /**
+   * Each open execution gets its timer due this far ahead, as a sleep leaves it (default: none, as a
+   * wait with no timeout leaves it).
+   */
+  readonly openTimersInMs?: number
   /** Whether each finished execution gets an event of its owner (default true). */
   readonly events?: boolean
   /** When the newest finished execution (of the planned count) finished: the rest go back 100 ms each (default a day ago). */
@@ -165,13 +170,21 @@ export const seedHistory = async (db: Db, seed: HistorySeed): Promise<void> => {
       newestMs,
       lastN,
     })
+    if (seed.openTimersInMs !== undefined) {
+      await sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
+          due_at_ms)
+        SELECT routing_key, 'timer', execution_id, bucket, tenant, owner_type, owner_id,
+          ${Date.now() + seed.openTimersInMs}::bigint
+        FROM akter.executions WHERE execution_id LIKE 'ak1.bench-%' AND status <> 'finished'
+        ON CONFLICT DO NOTHING`.execute(db)
+    }
   }
   await sql`INSERT INTO akter.manifests (owner_type, workflow, manifest_hash, manifest, accepted_at_ms)
     SELECT DISTINCT owner_type, workflow, 'akter1:sha256:bench', '{}'::jsonb, 0 FROM akter.executions
     WHERE manifest_hash = 'akter1:sha256:bench'
     ON CONFLICT DO NOTHING`.execute(db)
   // As autovacuum would have left a table that grew over months: visibility map set, statistics read.
-  await sql`VACUUM (ANALYZE) akter.executions, akter.events, akter.owners`.execute(db)
+  await sql`VACUUM (ANALYZE) akter.executions, akter.events, akter.owners, akter.outbox`.execute(db)
   // And as the checkpoints of those months would have: nothing of the seeding left to write, so a
   // measurement right after it does not share the disk with the flush of gigabytes of seeded pages.
   // (Needs a superuser or pg_checkpoint; without, the measurement carries that flush, as said.)

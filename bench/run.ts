@@ -422,8 +422,17 @@ const HEADLINES: Record<ShapeId, Headline> = {
     metric: same("lastOverFirst"),
     unit: `total wf/s, ${SHAPES.r.runnerCounts.at(-1)} runners ÷ ${SHAPES.r.runnerCounts[0]}`,
     higherIsBetter: true,
-    more: SHAPES.r.runnerCounts.flatMap((n): MoreRows => [
-      [`workflowsPerSecond${n}`, `total wf/s, ${n} runner process${n === 1 ? "" : "es"}`, true],
+    more: [...SHAPES.r.runnerCounts, "Sleeping" as const].flatMap((n): MoreRows => [
+      [
+        `workflowsPerSecond${n}`,
+        n === "Sleeping"
+          ? `total wf/s, 1 runner, ${SHAPES.r.sleeping.toLocaleString("en")} asleep`
+          : `total wf/s, ${n} runner process${n === 1 ? "" : "es"}`,
+        true,
+      ],
+      ...(n === "Sleeping"
+        ? ([[`sleepingOverEmpty`, `  ÷ 1 runner's wf/s with none asleep`, true]] as const)
+        : []),
       [`perRunnerWorkflowsPerSecondMin${n}`, `  per runner wf/s, least busy`, true],
       [`perRunnerWorkflowsPerSecondMax${n}`, `  per runner wf/s, busiest`, true],
       [`runnerCpuMsPer${n}`, `  runners' Node CPU ms / workflow`, false],
@@ -433,13 +442,23 @@ const HEADLINES: Record<ShapeId, Headline> = {
       [`runnerStatementsPer${n}`, `  runners' statements / workflow`, false],
       [`runnerWriteCommitsPer${n}`, `  runners' write commits / workflow`, false],
     ]),
-    json: () =>
-      SHAPES.r.runnerCounts.map((n) => [
-        `r${n}`,
-        `workflowsPerSecond${n}`,
-        `total wf/s with ${n} runner process${n === 1 ? "" : "es"}, concurrency 32 in all`,
+    json: () => [
+      ...SHAPES.r.runnerCounts.map(
+        (n) =>
+          [
+            `r${n}`,
+            `workflowsPerSecond${n}`,
+            `total wf/s with ${n} runner process${n === 1 ? "" : "es"}, concurrency 32 in all`,
+            true,
+          ] as const,
+      ),
+      [
+        "r1.sleeping",
+        "workflowsPerSecondSleeping",
+        `total wf/s with 1 runner process and ${SHAPES.r.sleeping.toLocaleString("en")} executions asleep on timers an hour ahead`,
         true,
-      ]),
+      ] as const,
+    ],
   },
 }
 
@@ -509,7 +528,7 @@ const goalOf = (
     case "i":
       return "no goal stated; reported beside DBOS"
     case "r":
-      return `total wf/s falls ≤ 15% from 1 to 4 runners: ${((1 - at("lastOverFirst")) * 100).toFixed(0)}% — ${mark(at("lastOverFirst") >= 0.85)}`
+      return `total wf/s falls ≤ 15% from 1 to 4 runners: ${((1 - at("lastOverFirst")) * 100).toFixed(0)}% — ${mark(at("lastOverFirst") >= 0.85)}; with ${SHAPES.r.sleeping.toLocaleString("en")} asleep within 1.2× of none: ${number(1 / at("sleepingOverEmpty"))}× — ${mark(at("sleepingOverEmpty") >= 1 / 1.2)}`
   }
 }
 

@@ -4,15 +4,19 @@
  * processes (`runnerProcess.ts`) on the trial's database, sharing the same total concurrency (32 /
  * N passes each). Each count gets fresh runner processes, waits until they hold an even share of
  * the 256 buckets, warms up, then is measured. Reports total workflows/s per runner count, each
- * runner's share of the work and CPU, and the statements of runners and client together.
+ * runner's share of the work and CPU, and the statements of runners and client together. Then once
+ * more with one runner, after seeding executions asleep on timers an hour ahead (`sleeping`), to
+ * show a claim's cost does not grow with the timers its buckets hold that are not yet due.
  */
 import { fork, type ChildProcess } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { internalsOf } from "../runtime/akter.js"
 import { createAkter, makeLogger, makeOwnerClient, type Execution } from "../runtime/index.js"
 import { BUCKET_COUNT } from "../runtime/owners/routing.js"
 import { benchRegistration, sequentialWorkflow } from "./benchManifest.js"
+import { seedHistory } from "./historySeed.js"
 import type { RunnerCommand, RunnerProcessRequest, RunnerReport } from "./runnerProcess.js"
 import { scaled, SHAPES } from "./shapes.js"
 import { logStatements } from "./statementLog.js"
@@ -102,7 +106,7 @@ const between = (before: RunnerReport, after: RunnerReport) => {
 }
 
 serveTrial(async (request) => {
-  const { workflows, concurrency, warmup, runnerCounts } = SHAPES.r
+  const { workflows, concurrency, warmup, runnerCounts, sleeping } = SHAPES.r
   const count = scaled(workflows, request.scale)
   const akter = await createAkter({
     databaseUrl: request.databaseUrl,
@@ -120,66 +124,80 @@ serveTrial(async (request) => {
   const metrics: Record<string, number> = {}
   const detail: Record<string, unknown> = {}
   const live: RunnerProcess[] = []
-  try {
-    for (const runners of runnerCounts) {
-      for (let index = 0; index < runners; index++) {
-        live.push(
-          await RunnerProcess.start({
-            databaseUrl: request.databaseUrl,
-            concurrency: concurrency / runners,
-            leaseMs: LEASE_MS,
-            heartbeatMs: HEARTBEAT_MS,
-          }),
-        )
-      }
-      const share = BUCKET_COUNT / runners
-      await until(
-        `${runners} runners to hold ${share} buckets each`,
-        async () =>
-          (await Promise.all(live.map((r) => r.report()))).every((r) => r.buckets === share),
-        120_000,
-        200,
+  /** Measures `runners` fresh runner processes; `label` names the figures (the count by default). */
+  const measureRunners = async (runners: number, label: string = String(runners)) => {
+    for (let index = 0; index < runners; index++) {
+      live.push(
+        await RunnerProcess.start({
+          databaseUrl: request.databaseUrl,
+          concurrency: concurrency / runners,
+          leaseMs: LEASE_MS,
+          heartbeatMs: HEARTBEAT_MS,
+        }),
       )
-      await forEachLimited(
-        Array.from({ length: warmup }, (_, i) => i),
-        concurrency,
-        (i) => runSequential(`r${runners}-warm-${i}`),
-      )
-      const before = await Promise.all(live.map((r) => r.report()))
-      const { cost } = await measureWindow(request.databaseUrl, statementLog, () =>
-        forEachLimited(
-          Array.from({ length: count }, (_, i) => i),
-          concurrency,
-          (i) => runSequential(`r${runners}-${i}`),
-        ),
-      )
-      const after = await Promise.all(live.map((r) => r.report()))
-      const each = after.map((report, index) => between(before[index]!, report))
-      const seconds = cost.wallMs / 1000
-      const runnerCpuMs = each.reduce((sum, r) => sum + r.cpuMs, 0)
-      const shares = each.map((r) => r.finished / count)
-      metrics[`workflowsPerSecond${runners}`] = count / seconds
-      metrics[`perRunnerWorkflowsPerSecondMin${runners}`] =
-        Math.min(...each.map((r) => r.finished)) / seconds
-      metrics[`perRunnerWorkflowsPerSecondMax${runners}`] =
-        Math.max(...each.map((r) => r.finished)) / seconds
-      metrics[`runnerCpuMsPer${runners}`] = runnerCpuMs / count
-      metrics[`clientCpuMsPer${runners}`] = cost.nodeCpuMs / count
-      metrics[`postgresCpuMsPer${runners}`] = cost.postgresCpuMs / count
-      metrics[`cpuCoresBusy${runners}`] =
-        (runnerCpuMs + cost.nodeCpuMs + cost.postgresCpuMs) / cost.wallMs
-      metrics[`runnerStatementsPer${runners}`] = each.reduce((s, r) => s + r.statements, 0) / count
-      metrics[`runnerWriteCommitsPer${runners}`] =
-        each.reduce((s, r) => s + r.writeCommits, 0) / count
-      metrics[`clientStatementsPer${runners}`] = cost.statements.statements / count
-      detail[runners] = { runners: each, shares, client: cost.statements }
-      for (const runner of live.splice(0)) await runner.close()
-      await sleep(100)
     }
+    const share = BUCKET_COUNT / runners
+    await until(
+      `${runners} runners to hold ${share} buckets each`,
+      async () =>
+        (await Promise.all(live.map((r) => r.report()))).every((r) => r.buckets === share),
+      120_000,
+      200,
+    )
+    await forEachLimited(
+      Array.from({ length: warmup }, (_, i) => i),
+      concurrency,
+      (i) => runSequential(`r${label}-warm-${i}`),
+    )
+    const before = await Promise.all(live.map((r) => r.report()))
+    const { cost } = await measureWindow(request.databaseUrl, statementLog, () =>
+      forEachLimited(
+        Array.from({ length: count }, (_, i) => i),
+        concurrency,
+        (i) => runSequential(`r${label}-${i}`),
+      ),
+    )
+    const after = await Promise.all(live.map((r) => r.report()))
+    const each = after.map((report, index) => between(before[index]!, report))
+    const seconds = cost.wallMs / 1000
+    const runnerCpuMs = each.reduce((sum, r) => sum + r.cpuMs, 0)
+    const shares = each.map((r) => r.finished / count)
+    metrics[`workflowsPerSecond${label}`] = count / seconds
+    metrics[`perRunnerWorkflowsPerSecondMin${label}`] =
+      Math.min(...each.map((r) => r.finished)) / seconds
+    metrics[`perRunnerWorkflowsPerSecondMax${label}`] =
+      Math.max(...each.map((r) => r.finished)) / seconds
+    metrics[`runnerCpuMsPer${label}`] = runnerCpuMs / count
+    metrics[`clientCpuMsPer${label}`] = cost.nodeCpuMs / count
+    metrics[`postgresCpuMsPer${label}`] = cost.postgresCpuMs / count
+    metrics[`cpuCoresBusy${label}`] =
+      (runnerCpuMs + cost.nodeCpuMs + cost.postgresCpuMs) / cost.wallMs
+    metrics[`runnerStatementsPer${label}`] = each.reduce((s, r) => s + r.statements, 0) / count
+    metrics[`runnerWriteCommitsPer${label}`] = each.reduce((s, r) => s + r.writeCommits, 0) / count
+    metrics[`clientStatementsPer${label}`] = cost.statements.statements / count
+    detail[label] = { runners: each, shares, client: cost.statements }
+    for (const runner of live.splice(0)) await runner.close()
+    await sleep(100)
+  }
+  try {
+    for (const runners of runnerCounts) await measureRunners(runners)
     const first = runnerCounts[0]!
     const last = runnerCounts[runnerCounts.length - 1]!
     metrics["lastOverFirst"] =
       metrics[`workflowsPerSecond${last}`]! / metrics[`workflowsPerSecond${first}`]!
+    // One runner again, with executions asleep on timers an hour ahead in every bucket: each start
+    // here is claimed by the runner (the client's NOTIFY), so this is what a claim costs when the
+    // buckets hold many timers not yet due.
+    const sleepers = scaled(sleeping, request.scale)
+    await seedHistory(internalsOf(akter).storage.db, {
+      finished: 0,
+      open: sleepers,
+      events: false,
+      openTimersInMs: 3_600_000,
+    })
+    await measureRunners(1, "Sleeping")
+    metrics["sleepingOverEmpty"] =
+      metrics["workflowsPerSecondSleeping"]! / metrics[`workflowsPerSecond${first}`]!
     return { shape: request.shape, system: "akter", metrics, detail }
   } finally {
     for (const runner of live) runner.kill()

@@ -48,6 +48,8 @@ export const SHAPES = {
     concurrency: 32,
     warmup: 64,
     runnerCounts: [1, 2, 4] as readonly number[],
+    /** Executions asleep (timers an hour ahead) for the last measurement, one runner again. */
+    sleeping: 100_000,
   },
 } as const
 

@@ -249,6 +249,10 @@ const claimDueWhere = async (
   recoveryMs: number,
   attach: ClaimAttachment | undefined,
 ): Promise<ClaimedRow[]> => {
+  // The due bound is a scalar subquery, not a join with `now`: as a parameter of the plan it is an
+  // index condition (outbox_due is bucket, due_at_ms), so a claim reads the due rows of its buckets
+  // and none of the timers due later (sleeps, deadlines, retries, recovery intervals), however
+  // many there are. Joined, it was a filter over every row of the buckets.
   const { rows } = await sql<{
     routing_key: string
     kind: OutboxKind
@@ -267,9 +271,10 @@ const claimDueWhere = async (
   }>`
     WITH now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
-      SELECT o.routing_key, o.kind, o.id, now.ms - o.due_at_ms AS lag_ms, o.xmin AS locked_xmin
-      FROM akter.outbox o, now
-      WHERE o.due_at_ms <= now.ms AND ${which}
+      SELECT o.routing_key, o.kind, o.id, (SELECT ms FROM now) - o.due_at_ms AS lag_ms,
+        o.xmin AS locked_xmin
+      FROM akter.outbox o
+      WHERE o.due_at_ms <= (SELECT ms FROM now) AND ${which}
       ORDER BY o.due_at_ms
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED),
@@ -375,20 +380,28 @@ export const deleteClaimedPart = (row: ClaimedRow): StatementPart =>
       RETURNING id`,
   )
 
-/** The earliest due time among the given buckets' rows, to sleep until then. */
+/**
+ * The earliest due time among the given buckets' rows that fall due within `horizonMs` (or are
+ * overdue), to sleep until then; null when none does. A runner polls again after its fallback
+ * interval anyway and looks again then, so it passes that interval: a later timer is found by a
+ * later look, and this one reads only the rows due before it (the bound is an index condition of
+ * outbox_due, as in the claim), not every timer its buckets hold. A timer wanting another
+ * manifest's runner is not this runner's to wake.
+ */
 export const nextDue = async (
   db: Queryable,
+  clock: DatabaseClock,
   buckets: readonly number[],
+  horizonMs: number,
 ): Promise<number | null> => {
   if (buckets.length === 0) return null
-  const row = await db
-    .selectFrom("akter.outbox")
-    .select((eb) => eb.fn.min("due_at_ms").as("due"))
-    .where("bucket", "in", buckets)
-    // A timer wanting another manifest's runner is not this runner's to wake.
-    .where("wanted_hash", "is", null)
-    .executeTakeFirst()
-  return row?.due ?? null
+  const { rows } = await sql<{ due: string | number | null }>`
+    SELECT min(o.due_at_ms) AS due FROM akter.outbox o
+    WHERE o.bucket = ANY(${buckets}::int[])
+      AND o.due_at_ms <= (SELECT ${nowMs(clock)} + ${horizonMs}::bigint)
+      AND o.wanted_hash IS NULL`.execute(db)
+  const due = rows[0]?.due
+  return due === null || due === undefined ? null : Number(due)
 }
 
 /**

@@ -4,8 +4,9 @@
  * (`FOR UPDATE SKIP LOCKED`, re-armed a recovery interval ahead in the same statement), and polls
  * again while a claim fills every slot. Polls are started by wake-ups (commits of this process,
  * NOTIFY), by the due times the runner knows of (its own suspends, and one look-up of the next due
- * time after it learns of timers it did not set), and by a fallback interval, shortened while
- * notifications do not reach the runner.
+ * time after it learns of timers it did not set — of those due within the fallback interval, since
+ * the fallback poll looks again), and by a fallback interval, shortened while notifications do not
+ * reach the runner. Neither a claim nor a look-up reads a timer due later than it looks.
  */
 import type { AkterInternals } from "../akter.js"
 import type { Logger } from "../log.js"
@@ -150,7 +151,7 @@ export class ClaimLoop {
       if (claimed.length === free && free > 0) this.pollAgain = true
       if (this.lookAhead && !this.pollAgain && free > 0 && buckets.length > 0) {
         this.lookAhead = false
-        const due = await nextDue(internals.storage.db, buckets)
+        const due = await nextDue(internals.storage.db, internals.clock, buckets, this.pollMs)
         // A row already due that this claim did not get is locked by another claimer: look again
         // shortly rather than spin.
         if (due !== null) {

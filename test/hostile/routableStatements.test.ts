@@ -67,13 +67,13 @@ const CROSS_OWNER: readonly {
     reason:
       "a runner claims the due timers of every bucket it leases (and those wanting a manifest it serves) in one statement, or — when timers it kept in memory fire — the same statement narrowed to those rows: the unit of work is the bucket, not the owner",
     matches:
-      /^WITH now AS \(SELECT akter\.now_ms\(.*\bFROM akter\.outbox o, now WHERE o\.due_at_ms <= now\.ms AND \(\(o\.bucket = ANY/,
+      /^WITH now AS \(SELECT akter\.now_ms\(.*\bFROM akter\.outbox o WHERE o\.due_at_ms <= \(SELECT ms FROM now\) AND \(\(o\.bucket = ANY/,
   },
   {
     name: "next due time",
     reason:
-      "a runner reads the earliest due timer of its leased buckets to know when to claim next",
-    matches: /^select min\("due_at_ms"\) as "due" from "akter"\."outbox" where "bucket" in \(/,
+      "a runner reads the earliest timer of its leased buckets due within its fallback interval, to know when to claim next",
+    matches: /^SELECT min\(o\.due_at_ms\) AS due FROM akter\.outbox o WHERE o\.bucket = ANY\(/,
   },
   {
     name: "batched snapshot reads",

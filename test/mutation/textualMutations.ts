@@ -227,7 +227,7 @@ export const textualMutations: readonly TextualMutation[] = [
     id: "claim-due-only",
     invariant: "only due timers are claimed",
     file: OUTBOX,
-    edits: [{ find: "WHERE o.due_at_ms <= now.ms", replace: "WHERE true" }],
+    edits: [{ find: "WHERE o.due_at_ms <= (SELECT ms FROM now)", replace: "WHERE true" }],
     guards: [CLAIM],
   },
   {

@@ -4,10 +4,12 @@
  * claim moves each a recovery interval ahead so no one else takes it, and it comes due again if
  * its claimer never finishes; concurrent claims never take one timer twice, and a claim skips a
  * timer another claim holds rather than waiting for it; a claimed timer is deleted only if nobody
- * re-armed it since. Times are the test clock's, far apart.
+ * re-armed it since. Times are the test clock's, far apart. The claim and the look-up of the next
+ * due time read only rows due by then, however many timers fall due later (judged from the plan
+ * the database ran, not from a time).
  */
 import { randomUUID } from "node:crypto"
-import { sql } from "kysely"
+import { RawNode, sql, type Kysely, type KyselyPlugin, type RootOperationNode } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import {
@@ -15,6 +17,7 @@ import {
   claimDue,
   deleteClaimedPart,
   markWanted,
+  nextDue,
   type ClaimedRow,
 } from "../../runtime/outbox/outboxStore.js"
 import { placeOwner, type OwnerPlacement } from "../../runtime/owners/routing.js"
@@ -24,6 +27,54 @@ import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { sleep } from "../support/waitUntil.js"
 
 const RECOVERY_MS = 60_000
+
+interface PlanNode {
+  readonly "Relation Name"?: string
+  readonly "Index Name"?: string
+  readonly "Actual Rows"?: number
+  readonly "Actual Loops"?: number
+  readonly "Rows Removed by Filter"?: number
+  readonly "Rows Removed by Index Recheck"?: number
+  readonly "Rows Removed by Join Filter"?: number
+  readonly Plans?: readonly PlanNode[]
+}
+
+/**
+ * `db` with every statement run under EXPLAIN ANALYZE: the statement still runs (and writes), its
+ * rows are replaced by none, and the plans it ran are kept.
+ */
+const explaining = (db: Kysely<never>) => {
+  const plans: PlanNode[] = []
+  const plugin: KyselyPlugin = {
+    transformQuery: ({ node }) =>
+      RawNode.create(["EXPLAIN (ANALYZE, FORMAT JSON) ", ""], [node]) as RootOperationNode,
+    transformResult: async ({ result }) => {
+      const cell = Object.values(result.rows[0] as Record<string, unknown>)[0]
+      const explained = (typeof cell === "string" ? JSON.parse(cell) : cell) as [{ Plan: PlanNode }]
+      plans.push(explained[0].Plan)
+      return { ...result, rows: [] }
+    },
+  }
+  return { db: db.withPlugin(plugin), plans }
+}
+
+/** Rows of akter.outbox a plan read: returned by its scans, or read and then filtered out. */
+const outboxRowsRead = (node: PlanNode): number => {
+  const loops = node["Actual Loops"] ?? 1
+  const scansOutbox =
+    node["Relation Name"] === "outbox" || (node["Index Name"] ?? "").startsWith("outbox")
+  const read = scansOutbox
+    ? ((node["Actual Rows"] ?? 0) +
+        (node["Rows Removed by Filter"] ?? 0) +
+        (node["Rows Removed by Index Recheck"] ?? 0)) *
+      loops
+    : 0
+  return (
+    read +
+    (node["Rows Removed by Join Filter"] ?? 0) * loops +
+    (node.Plans ?? []).reduce((sum, child) => sum + outboxRowsRead(child), 0)
+  )
+}
 
 describeEachBackend("the timer claim", (backend) => {
   let akter: TestAkter
@@ -73,6 +124,21 @@ describeEachBackend("the timer claim", (backend) => {
   const claim = (buckets: readonly number[], served: readonly string[] = [], limit = 10) =>
     claimDue(db(), clock(), buckets, served, limit, RECOVERY_MS)
 
+  /** Arms `count` timers of `owner` at once, `offsetMs` from the database's now. */
+  const armMany = async (
+    owner: OwnerPlacement,
+    prefix: string,
+    count: number,
+    offsetMs: number,
+  ) => {
+    const due = (await now()) + offsetMs
+    await sql`INSERT INTO akter.outbox
+        (routing_key, kind, id, bucket, tenant, owner_type, owner_id, due_at_ms)
+      SELECT ${owner.routingKey}::bigint, 'timer', ${prefix} || n, ${owner.bucket}, ${owner.tenant},
+        ${owner.ownerType}, ${owner.ownerId}, ${due}::bigint
+      FROM generate_series(1, ${count}::int) AS n`.execute(db())
+  }
+
   const dueOf = async (id: string) => {
     const row = await db()
       .selectFrom("akter.outbox")
@@ -111,6 +177,41 @@ describeEachBackend("the timer claim", (backend) => {
     expect(await claim([mine.bucket])).toEqual([])
     expect(await dueOf("not-due")).toBeGreaterThan(after + 3_000_000)
     expect((await claim([other.bucket])).map((row) => row.id)).toEqual(["other-bucket"])
+  })
+
+  it("reads only the rows due by now: timers due later cost a claim nothing, however many", async () => {
+    const owner = freshOwner()
+    await armMany(owner, "later-", 500, 3_600_000)
+    await arm(owner, "due", -1_000)
+    const explained = explaining(db() as unknown as Kysely<never>)
+    await claimDue(explained.db as never, clock(), [owner.bucket], [], 10, RECOVERY_MS)
+    expect(explained.plans).toHaveLength(1)
+    // The due row (read once to find it, once to move it ahead), and not the 500 later ones.
+    expect(outboxRowsRead(explained.plans[0]!)).toBeLessThan(10)
+    expect(await dueOf("due")).toBeGreaterThan((await now()) + RECOVERY_MS / 2)
+    expect(await dueOf("later-1")).toBeGreaterThan((await now()) + 3_000_000)
+  })
+
+  it("looks up the earliest due time within a horizon, of its buckets' timers wanting no other manifest, reading no later row", async () => {
+    const owner = freshOwner()
+    const other = freshOwner()
+    await armMany(owner, "far-", 500, 3_600_000)
+    expect(await nextDue(db(), clock(), [owner.bucket], 60_000)).toBeNull()
+    const soon = await arm(owner, "soon", 30_000)
+    await arm(owner, "sooner-wanted", 10_000)
+    await markWanted(db(), clock(), owner.routingKey, "sooner-wanted", "some-other-manifest")
+    const otherDue = await arm(other, "other-bucket", 5_000)
+    expect(await nextDue(db(), clock(), [owner.bucket], 60_000)).toBe(soon)
+    expect(await nextDue(db(), clock(), [owner.bucket], 20_000)).toBeNull()
+    expect(await nextDue(db(), clock(), [owner.bucket, other.bucket], 60_000)).toBe(otherDue)
+    expect(await nextDue(db(), clock(), [], 60_000)).toBeNull()
+    const overdue = await arm(owner, "overdue", -2_000)
+    expect(await nextDue(db(), clock(), [owner.bucket], 60_000)).toBe(overdue)
+
+    const explained = explaining(db() as unknown as Kysely<never>)
+    await nextDue(explained.db as never, clock(), [owner.bucket], 60_000)
+    expect(explained.plans).toHaveLength(1)
+    expect(outboxRowsRead(explained.plans[0]!)).toBeLessThan(10)
   })
 
   it("claims nothing for no buckets, no manifests or no room", async () => {
