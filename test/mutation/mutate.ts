@@ -197,6 +197,19 @@ if (
   process.argv[1] !== undefined &&
   fileURLToPath(import.meta.url) === path.resolve(process.argv[1])
 ) {
+  if (process.argv.includes("--help") || process.argv.includes("-h")) {
+    console.log(
+      [
+        "usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]",
+        "  [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]",
+        "  [--timeout-ms 15000] [--backends pglite]",
+        `groups: ${strykerGroups.map((g) => g.name).join(", ")}`,
+        `textual mutations: ${textualMutations.map((m) => m.id).join(", ")}`,
+        "--fail-on-survivor exits 1 when a mutant survives that equivalentMutants.ts does not list.",
+      ].join("\n"),
+    )
+    process.exit(0)
+  }
   mkdirSync(REPORTS, { recursive: true })
   const names = option("--groups")?.split(",")
   const unknown = (names ?? []).filter((name) => !strykerGroups.some((g) => g.name === name))

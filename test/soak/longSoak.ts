@@ -5,6 +5,12 @@
  * lease instead. Prints the report and exits
  * 1 if any invariant broke. Needs Postgres: `DATABASE_URL` (default the local test server).
  */
+if (process.argv.includes("--help") || process.argv.includes("-h")) {
+  console.log(
+    "usage: npm run soak — takes no options; DATABASE_URL names the Postgres (default the local test server). Exits 1 if an invariant broke.",
+  )
+  process.exit(0)
+}
 process.env["DATABASE_URL"] ??= "postgres://postgres@127.0.0.1:5432/test"
 const { runSoak } = await import("./soakRun.js")
 
