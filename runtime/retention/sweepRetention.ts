@@ -124,18 +124,11 @@ const paused = async (ms: number, signal: AbortSignal | undefined): Promise<bool
 }
 
 /**
- * Sweeps once: finished executions, events, receipts, then manifests (last, so executions deleted
- * in this sweep no longer hold theirs), pacing its batches by `dutyCycle`. Returns how many rows
- * each phase deleted.
- *
- * @example
- * const report = await sweepRetention(internalsOf(akter), { keepMs: 7 * 24 * 60 * 60 * 1000 })
- * if (report.skipped) log.debug("another runner is sweeping, or this one was stopped")
+ * The options with their defaults, each checked: a `RangeError` names the first out of range.
+ * `startRunner` checks its retention schedule with it before it starts, so a bad option refuses
+ * the runner instead of failing every sweep later.
  */
-export const sweepRetention = async (
-  internals: Pick<AkterInternals, "storage" | "clock">,
-  options: RetentionOptions = {},
-): Promise<RetentionReport> => {
+export const checkedRetentionOptions = (options: Omit<RetentionOptions, "signal">) => {
   const keepMs = options.keepMs ?? DEFAULT_KEEP_MS
   const limit = options.batchSize ?? DEFAULT_BATCH_SIZE
   const dutyCycle = options.dutyCycle ?? DEFAULT_DUTY_CYCLE
@@ -148,6 +141,23 @@ export const sweepRetention = async (
   if (!(dutyCycle > 0 && dutyCycle <= 1)) {
     throw new RangeError(`retention dutyCycle must be above 0 and at most 1, got ${dutyCycle}`)
   }
+  return { keepMs, limit, dutyCycle }
+}
+
+/**
+ * Sweeps once: finished executions, events, receipts, then manifests (last, so executions deleted
+ * in this sweep no longer hold theirs), pacing its batches by `dutyCycle`. Returns how many rows
+ * each phase deleted.
+ *
+ * @example
+ * const report = await sweepRetention(internalsOf(akter), { keepMs: 7 * 24 * 60 * 60 * 1000 })
+ * if (report.skipped) log.debug("another runner is sweeping, or this one was stopped")
+ */
+export const sweepRetention = async (
+  internals: Pick<AkterInternals, "storage" | "clock">,
+  options: RetentionOptions = {},
+): Promise<RetentionReport> => {
+  const { keepMs, limit, dutyCycle } = checkedRetentionOptions(options)
   const { db } = internals.storage
   const { rows } = await sql<{ cutoff: number }>`
     SELECT ${nowMs(internals.clock)} - ${keepMs}::bigint AS cutoff`.execute(db)

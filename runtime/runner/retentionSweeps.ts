@@ -6,7 +6,11 @@
  */
 import type { AkterInternals } from "../akter.js"
 import type { Logger } from "../log.js"
-import { sweepRetention, type RetentionOptions } from "../retention/sweepRetention.js"
+import {
+  checkedRetentionOptions,
+  sweepRetention,
+  type RetentionOptions,
+} from "../retention/sweepRetention.js"
 
 const DEFAULT_RETENTION_EVERY_MS = 10 * 60 * 1000
 
@@ -17,6 +21,21 @@ export interface RetentionSchedule {
   readonly everyMs?: number | undefined
   /** The share of its time a sweep spends deleting (default 0.2); see `RetentionOptions`. */
   readonly dutyCycle?: number | undefined
+}
+
+/**
+ * Throws a `RangeError` naming the first option of `retention` out of range (checked when the
+ * runner starts, before it accepts anything).
+ */
+export const checkRetentionSchedule = (retention: RetentionSchedule): void => {
+  checkedRetentionOptions({
+    ...(retention.keepMs === undefined ? {} : { keepMs: retention.keepMs }),
+    ...(retention.dutyCycle === undefined ? {} : { dutyCycle: retention.dutyCycle }),
+  })
+  const everyMs = retention.everyMs ?? DEFAULT_RETENTION_EVERY_MS
+  if (!(Number.isFinite(everyMs) && everyMs > 0)) {
+    throw new RangeError(`retention everyMs must be a positive number of ms, got ${everyMs}`)
+  }
 }
 
 /** Schedules sweeps until the returned function is called. */

@@ -34,7 +34,11 @@ import { LeaseKeeper, type LeaseChange } from "./leases.js"
 import { EVENT_WAIT_MS, LivePasses, type PassesEnded } from "./livePasses.js"
 import { LocalTimers } from "./localTimers.js"
 import { acceptLocalStarts } from "./localStartAcceptor.js"
-import { scheduleRetentionSweeps, type RetentionSchedule } from "./retentionSweeps.js"
+import {
+  checkRetentionSchedule,
+  scheduleRetentionSweeps,
+  type RetentionSchedule,
+} from "./retentionSweeps.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
 import { servedWorkflows, workflowKeyOf } from "./servedWorkflows.js"
 import { relayClaimedStart } from "./startRelay.js"
@@ -108,6 +112,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     throw new Error(
       "startRunner: this handle is restricted to one tenant (row-level-security mode); a runner serves every tenant and needs a handle connected as the tables' owner",
     )
+  }
+  // Before anything is accepted or started: a bad option refuses the runner, changing nothing.
+  if (options.retention !== undefined && options.retention !== false) {
+    checkRetentionSchedule(options.retention)
   }
   const id = `runner-${randomUUID()}`
   const log = internals.log.with({ runner: id })

@@ -49,6 +49,28 @@ it("deletes a finished execution past the keep period on the runner's own schedu
   }
 })
 
+it("refuses to start a runner whose retention schedule is out of range, accepting nothing", async () => {
+  const akter = await testAkter()
+  const probe = await makeProbe()
+  try {
+    const accepted = () =>
+      internalsOf(akter).storage.db.selectFrom("akter.manifests").select("workflow").execute()
+    const before = await accepted()
+    for (const [retention, message] of [
+      [{ keepMs: -1 }, "retention keepMs must be a non-negative integer of ms, got -1"],
+      [{ dutyCycle: 1.5 }, "retention dutyCycle must be above 0 and at most 1, got 1.5"],
+      [{ everyMs: 0 }, "retention everyMs must be a positive number of ms, got 0"],
+    ] as const) {
+      await expect(startRunner({ akter, workflows: probe.workflows, retention })).rejects.toThrow(
+        new RangeError(message),
+      )
+    }
+    expect(await accepted()).toEqual(before)
+  } finally {
+    await akter.close()
+  }
+})
+
 it("stops a paced sweep under way when the schedule stops, keeping what it deleted", async () => {
   const akter = await testAkter()
   const probe = await makeProbe()
