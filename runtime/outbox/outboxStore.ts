@@ -395,13 +395,12 @@ export const nextDue = async (
   horizonMs: number,
 ): Promise<number | null> => {
   if (buckets.length === 0) return null
-  const { rows } = await sql<{ due: string | number | null }>`
+  const { rows } = await sql<{ due: number | null }>`
     SELECT min(o.due_at_ms) AS due FROM akter.outbox o
     WHERE o.bucket = ANY(${buckets}::int[])
       AND o.due_at_ms <= (SELECT ${nowMs(clock)} + ${horizonMs}::bigint)
       AND o.wanted_hash IS NULL`.execute(db)
-  const due = rows[0]?.due
-  return due === null || due === undefined ? null : Number(due)
+  return rows[0]?.due ?? null
 }
 
 /**

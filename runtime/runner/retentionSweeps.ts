@@ -23,16 +23,21 @@ export interface RetentionSchedule {
   readonly dutyCycle?: number | undefined
 }
 
+/** What each sweep of the schedule is asked for (the sweep's defaults where it says nothing). */
+const sweepOptionsOf = (retention: RetentionSchedule): RetentionOptions => ({
+  ...(retention.keepMs === undefined ? {} : { keepMs: retention.keepMs }),
+  ...(retention.dutyCycle === undefined ? {} : { dutyCycle: retention.dutyCycle }),
+})
+
+const everyMsOf = (retention: RetentionSchedule) => retention.everyMs ?? DEFAULT_RETENTION_EVERY_MS
+
 /**
  * Throws a `RangeError` naming the first option of `retention` out of range (checked when the
  * runner starts, before it accepts anything).
  */
 export const checkRetentionSchedule = (retention: RetentionSchedule): void => {
-  checkedRetentionOptions({
-    ...(retention.keepMs === undefined ? {} : { keepMs: retention.keepMs }),
-    ...(retention.dutyCycle === undefined ? {} : { dutyCycle: retention.dutyCycle }),
-  })
-  const everyMs = retention.everyMs ?? DEFAULT_RETENTION_EVERY_MS
+  checkedRetentionOptions(sweepOptionsOf(retention))
+  const everyMs = everyMsOf(retention)
   if (!(Number.isFinite(everyMs) && everyMs > 0)) {
     throw new RangeError(`retention everyMs must be a positive number of ms, got ${everyMs}`)
   }
@@ -45,15 +50,11 @@ export const scheduleRetentionSweeps = (
   retention: RetentionSchedule,
 ): (() => void) => {
   const stopping = new AbortController()
-  const options: RetentionOptions = {
-    signal: stopping.signal,
-    ...(retention.keepMs === undefined ? {} : { keepMs: retention.keepMs }),
-    ...(retention.dutyCycle === undefined ? {} : { dutyCycle: retention.dutyCycle }),
-  }
+  const options: RetentionOptions = { signal: stopping.signal, ...sweepOptionsOf(retention) }
   let timer: ReturnType<typeof setTimeout> | undefined
   const scheduleNext = () => {
     if (stopping.signal.aborted) return
-    const everyMs = retention.everyMs ?? DEFAULT_RETENTION_EVERY_MS
+    const everyMs = everyMsOf(retention)
     timer = setTimeout(
       () => {
         sweepRetention(internals, options)

@@ -6,10 +6,7 @@
  * equivalentMutants.ts (with its reason) is left out. Every other survivor is printed with its
  * place and replacement. Reports go to reports/mutation/.
  *
- * Usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]
- *   [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]
- *   [--timeout-ms 15000] [--backends pglite]
- * `--fail-on-survivor` exits 1 when any mutant survives that is not listed as equivalent (CI).
+ * Options: `USAGE` below (`npm run mutate -- --help` prints it, with the groups and mutation ids).
  */
 import { spawnSync } from "node:child_process"
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -19,6 +16,11 @@ import { equivalentMutants, type EquivalentMutant } from "./equivalentMutants.js
 import { runTextualMutations, type TextualResult } from "./runTextualMutations.js"
 import { mutateRanges, strykerGroups, type StrykerGroup } from "./strykerGroups.js"
 import { textualMutations } from "./textualMutations.js"
+
+const USAGE = `usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]
+  [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]
+  [--timeout-ms 15000] [--backends pglite]
+--fail-on-survivor exits 1 when a mutant survives that equivalentMutants.ts does not list (CI).`
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url))
 const REPORTS = path.join(ROOT, "reports/mutation")
@@ -200,12 +202,9 @@ if (
   if (process.argv.includes("--help") || process.argv.includes("-h")) {
     console.log(
       [
-        "usage: npm run mutate -- [--groups fence,settle | --no-stryker] [--no-textual] [--textual id,id]",
-        "  [--concurrency 2] [--fail-on-survivor] [--from-reports] [--lines FILE] [--tag NAME]",
-        "  [--timeout-ms 15000] [--backends pglite]",
+        USAGE,
         `groups: ${strykerGroups.map((g) => g.name).join(", ")}`,
         `textual mutations: ${textualMutations.map((m) => m.id).join(", ")}`,
-        "--fail-on-survivor exits 1 when a mutant survives that equivalentMutants.ts does not list.",
       ].join("\n"),
     )
     process.exit(0)
