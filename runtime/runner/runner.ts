@@ -4,7 +4,7 @@
  * work (claimLoop.ts), the soon-due timers it fires from memory (localTimers.ts), the passes it runs
  * (livePasses.ts), the timers it hands back (timerHandBack.ts), the relay of staged starts (startRelay.ts), the starts of its own process it
  * takes (localStartAcceptor.ts), lease-release signals (leaseReleaseSignals.ts), retention sweeps
- * (retentionSweeps.ts), the ticks of its workflows' schedules (scheduleTicker.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
+ * (retentionSweeps.ts), the outbox's vacuums (outboxVacuum.ts), the ticks of its workflows' schedules (scheduleTicker.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
  * in order. Live passes are only a cache of the replay: everything needed to continue is in the
  * database.
  */
@@ -39,6 +39,7 @@ import {
   scheduleRetentionSweeps,
   type RetentionSchedule,
 } from "./retentionSweeps.js"
+import { scheduleOutboxVacuums } from "./outboxVacuum.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
 import { servedWorkflows, workflowKeyOf } from "./servedWorkflows.js"
 import { relayClaimedStart } from "./startRelay.js"
@@ -130,9 +131,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
   let draining = false
   /** Work under way (polls, passes, relays, hand-backs): a drain waits for all of it. */
   const running = new Set<Promise<void>>()
-  const track = (work: Promise<void>) => {
+  const hold = (work: Promise<void>) => {
     running.add(work)
     work.finally(() => running.delete(work))
+  }
+  /** Pieces of work tracked so far: the outbox vacuum looks only after some. */
+  let worked = 0
+  const track = (work: Promise<void>) => {
+    worked += 1
+    hold(work)
   }
 
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
@@ -363,6 +370,13 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     options.retention === false
       ? () => {}
       : scheduleRetentionSweeps(internals, log, options.retention ?? {})
+  const stopVacuuming = scheduleOutboxVacuums({
+    internals,
+    log,
+    health,
+    worked: () => worked,
+    track: hold,
+  })
   const removeGauges = internals.metrics.addRunner({
     runnersAlive: () => leases.runnersAlive,
     buckets: () => leases.buckets.length,
@@ -395,6 +409,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     timers.stop()
     stopTicking()
     stopSweeping()
+    stopVacuuming()
     stopBucketWakeups()
     leaseReleases.stopHearing()
     stopCatchingUp()
