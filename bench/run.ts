@@ -269,6 +269,22 @@ interface Headline {
 
 type MoreRows = ReadonlyArray<readonly [metric: string, label: string, higherIsBetter: boolean]>
 
+/** Shape r's steady-load rows: one runner for minutes, its first and last windows. */
+const SUSTAINED_ROWS: MoreRows = [
+  [
+    "workflowsPerSecondSustainedFirst",
+    `total wf/s, 1 runner, first ${SHAPES.r.sustained.windowSeconds} s of ${SHAPES.r.sustained.seconds} s`,
+    true,
+  ],
+  [
+    "workflowsPerSecondSustainedLast",
+    `total wf/s, 1 runner, last ${SHAPES.r.sustained.windowSeconds} s`,
+    true,
+  ],
+  ["sustainedLastOverFirst", "  last ÷ first (goal ≥ 1 / 1.2)", true],
+  ["outboxDeadVersionsSustained", "  dead outbox versions at the end", false],
+]
+
 const moreRows = (headline: Headline, options: Options): MoreRows =>
   typeof headline.more === "function" ? headline.more(options) : headline.more
 
@@ -422,26 +438,31 @@ const HEADLINES: Record<ShapeId, Headline> = {
     metric: same("lastOverFirst"),
     unit: `total wf/s, ${SHAPES.r.runnerCounts.at(-1)} runners ÷ ${SHAPES.r.runnerCounts[0]}`,
     higherIsBetter: true,
-    more: [...SHAPES.r.runnerCounts, "Sleeping" as const].flatMap((n): MoreRows => [
-      [
-        `workflowsPerSecond${n}`,
-        n === "Sleeping"
-          ? `total wf/s, 1 runner, ${SHAPES.r.sleeping.toLocaleString("en")} asleep`
-          : `total wf/s, ${n} runner process${n === 1 ? "" : "es"}`,
-        true,
-      ],
-      ...(n === "Sleeping"
-        ? ([[`sleepingOverEmpty`, `  ÷ 1 runner's wf/s with none asleep`, true]] as const)
-        : []),
-      [`perRunnerWorkflowsPerSecondMin${n}`, `  per runner wf/s, least busy`, true],
-      [`perRunnerWorkflowsPerSecondMax${n}`, `  per runner wf/s, busiest`, true],
-      [`runnerCpuMsPer${n}`, `  runners' Node CPU ms / workflow`, false],
-      [`clientCpuMsPer${n}`, `  client's Node CPU ms / workflow`, false],
-      [`postgresCpuMsPer${n}`, `  Postgres CPU ms / workflow`, false],
-      [`cpuCoresBusy${n}`, `  cores busy (all)`, false],
-      [`runnerStatementsPer${n}`, `  runners' statements / workflow`, false],
-      [`runnerWriteCommitsPer${n}`, `  runners' write commits / workflow`, false],
-    ]),
+    more: [...SHAPES.r.runnerCounts, "Sustained" as const, "Sleeping" as const].flatMap(
+      (n): MoreRows =>
+        n === "Sustained"
+          ? SUSTAINED_ROWS
+          : [
+              [
+                `workflowsPerSecond${n}`,
+                n === "Sleeping"
+                  ? `total wf/s, 1 runner, ${SHAPES.r.sleeping.toLocaleString("en")} asleep`
+                  : `total wf/s, ${n} runner process${n === 1 ? "" : "es"}`,
+                true,
+              ],
+              ...(n === "Sleeping"
+                ? ([[`sleepingOverEmpty`, `  ÷ 1 runner's wf/s with none asleep`, true]] as const)
+                : []),
+              [`perRunnerWorkflowsPerSecondMin${n}`, `  per runner wf/s, least busy`, true],
+              [`perRunnerWorkflowsPerSecondMax${n}`, `  per runner wf/s, busiest`, true],
+              [`runnerCpuMsPer${n}`, `  runners' Node CPU ms / workflow`, false],
+              [`clientCpuMsPer${n}`, `  client's Node CPU ms / workflow`, false],
+              [`postgresCpuMsPer${n}`, `  Postgres CPU ms / workflow`, false],
+              [`cpuCoresBusy${n}`, `  cores busy (all)`, false],
+              [`runnerStatementsPer${n}`, `  runners' statements / workflow`, false],
+              [`runnerWriteCommitsPer${n}`, `  runners' write commits / workflow`, false],
+            ],
+    ),
     json: () => [
       ...SHAPES.r.runnerCounts.map(
         (n) =>
@@ -452,6 +473,12 @@ const HEADLINES: Record<ShapeId, Headline> = {
             true,
           ] as const,
       ),
+      [
+        "r1.sustained",
+        "workflowsPerSecondSustainedLast",
+        `total wf/s with 1 runner process in the last ${SHAPES.r.sustained.windowSeconds} s of ${SHAPES.r.sustained.seconds} s of steady load`,
+        true,
+      ] as const,
       [
         "r1.sleeping",
         "workflowsPerSecondSleeping",

@@ -5,8 +5,10 @@
  * N passes each). Each count gets fresh runner processes, waits until they hold an even share of
  * the 256 buckets, warms up, then is measured. Reports total workflows/s per runner count, each
  * runner's share of the work and CPU, and the statements of runners and client together. Then once
- * more with one runner, after seeding executions asleep on timers an hour ahead (`sleeping`), to
- * show a claim's cost does not grow with the timers its buckets hold that are not yet due.
+ * more with one runner under the same loop for minutes (`sustained`), window by window, to show
+ * throughput does not fall as the work leaves dead row versions behind; and with one runner after
+ * seeding executions asleep on timers an hour ahead (`sleeping`), to show a claim's cost does not
+ * grow with the timers its buckets hold that are not yet due.
  */
 import { fork, type ChildProcess } from "node:child_process"
 import { dirname, join } from "node:path"
@@ -89,6 +91,17 @@ class RunnerProcess {
 const LEASE_MS = 6000
 const HEARTBEAT_MS = 1000
 
+/** One statement on its own connection (the trial reads the database's statistics). */
+const pgQuery = async (url: string, text: string) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
 /** What one runner did between two of its reports; statements by kind, busiest first. */
 const between = (before: RunnerReport, after: RunnerReport) => {
   const earlier = new Map(before.statements.byKind.map((k) => [k.kind, k.count]))
@@ -106,7 +119,7 @@ const between = (before: RunnerReport, after: RunnerReport) => {
 }
 
 serveTrial(async (request) => {
-  const { workflows, concurrency, warmup, runnerCounts, sleeping } = SHAPES.r
+  const { workflows, concurrency, warmup, runnerCounts, sleeping, sustained } = SHAPES.r
   const count = scaled(workflows, request.scale)
   const akter = await createAkter({
     databaseUrl: request.databaseUrl,
@@ -124,8 +137,8 @@ serveTrial(async (request) => {
   const metrics: Record<string, number> = {}
   const detail: Record<string, unknown> = {}
   const live: RunnerProcess[] = []
-  /** Measures `runners` fresh runner processes; `label` names the figures (the count by default). */
-  const measureRunners = async (runners: number, label: string = String(runners)) => {
+  /** Starts `runners` fresh runner processes, waits for an even share of buckets, warms up. */
+  const startRunners = async (runners: number, label: string) => {
     for (let index = 0; index < runners; index++) {
       live.push(
         await RunnerProcess.start({
@@ -149,6 +162,10 @@ serveTrial(async (request) => {
       concurrency,
       (i) => runSequential(`r${label}-warm-${i}`),
     )
+  }
+  /** Measures `runners` fresh runner processes; `label` names the figures (the count by default). */
+  const measureRunners = async (runners: number, label: string = String(runners)) => {
+    await startRunners(runners, label)
     const before = await Promise.all(live.map((r) => r.report()))
     const { cost } = await measureWindow(request.databaseUrl, statementLog, () =>
       forEachLimited(
@@ -185,6 +202,43 @@ serveTrial(async (request) => {
     const last = runnerCounts[runnerCounts.length - 1]!
     metrics["lastOverFirst"] =
       metrics[`workflowsPerSecond${last}`]! / metrics[`workflowsPerSecond${first}`]!
+    // One runner under the same closed loop for minutes: throughput window by window, and the
+    // dead versions the outbox holds at the end (a claim reads them until a vacuum removes them).
+    await startRunners(1, "Sustained")
+    const windowMs = sustained.windowSeconds * 1000
+    const windowCount = Math.max(
+      2,
+      Math.round(sustained.seconds / sustained.windowSeconds / request.scale),
+    )
+    const windows: number[] = []
+    let finished = 0
+    let stopping = false
+    let next = 0
+    const lane = async () => {
+      while (!stopping) {
+        await runSequential(`rSustained-${next++}`)
+        finished += 1
+      }
+    }
+    const lanes = Array.from({ length: concurrency }, lane)
+    for (let index = 0; index < windowCount; index++) {
+      const before = finished
+      await sleep(windowMs)
+      windows.push((finished - before) / sustained.windowSeconds)
+    }
+    stopping = true
+    await Promise.all(lanes)
+    const { rows } = await pgQuery(
+      request.databaseUrl,
+      "SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = 'akter.outbox'::regclass",
+    )
+    metrics["workflowsPerSecondSustainedFirst"] = windows[0]!
+    metrics["workflowsPerSecondSustainedLast"] = windows.at(-1)!
+    metrics["sustainedLastOverFirst"] = windows.at(-1)! / windows[0]!
+    metrics["outboxDeadVersionsSustained"] = Number(rows[0]?.dead ?? 0)
+    detail["Sustained"] = { windowSeconds: sustained.windowSeconds, windows }
+    for (const runner of live.splice(0)) await runner.close()
+    await sleep(100)
     // One runner again, with executions asleep on timers an hour ahead in every bucket: each start
     // here is claimed by the runner (the client's NOTIFY), so this is what a claim costs when the
     // buckets hold many timers not yet due.

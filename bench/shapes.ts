@@ -50,6 +50,8 @@ export const SHAPES = {
     runnerCounts: [1, 2, 4] as readonly number[],
     /** Executions asleep (timers an hour ahead) for the last measurement, one runner again. */
     sleeping: 100_000,
+    /** One runner under the closed loop for `seconds` (divided by `--scale`), per window. */
+    sustained: { seconds: 120, windowSeconds: 10 },
   },
 } as const
 
