@@ -4,7 +4,7 @@
  * leaves behind stays in the table until a vacuum: the claim reads the due rows of its buckets
  * through a bitmap scan, which visits each dead version again on every claim. Under steady load
  * one runner fell from 650 to 280 workflows/s in 150 s on a server without autovacuum (PGlite has
- * none), and with autovacuum's defaults (a visit a minute) it fell by a third within each minute.
+ * none), and with autovacuum's defaults (a visit a minute) by up to a third between visits.
  *
  * So a runner that has worked since it last looked reads the table's count of dead versions every
  * few seconds (one statement) and vacuums it when the count passes a threshold; held there, the
