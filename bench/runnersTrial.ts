@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { internalsOf } from "../runtime/akter.js"
 import { createAkter, makeLogger, makeOwnerClient, type Execution } from "../runtime/index.js"
+import { outboxDeadRows } from "../runtime/outbox/outboxStore.js"
 import { BUCKET_COUNT } from "../runtime/owners/routing.js"
 import { benchRegistration, sequentialWorkflow } from "./benchManifest.js"
 import { seedHistory } from "./historySeed.js"
@@ -90,17 +91,6 @@ class RunnerProcess {
  */
 const LEASE_MS = 6000
 const HEARTBEAT_MS = 1000
-
-/** One statement on its own connection (the trial reads the database's statistics). */
-const pgQuery = async (url: string, text: string) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
 
 /** What one runner did between two of its reports; statements by kind, busiest first. */
 const between = (before: RunnerReport, after: RunnerReport) => {
@@ -228,14 +218,10 @@ serveTrial(async (request) => {
     }
     stopping = true
     await Promise.all(lanes)
-    const { rows } = await pgQuery(
-      request.databaseUrl,
-      "SELECT n_dead_tup AS dead FROM pg_stat_user_tables WHERE relid = 'akter.outbox'::regclass",
-    )
     metrics["workflowsPerSecondSustainedFirst"] = windows[0]!
     metrics["workflowsPerSecondSustainedLast"] = windows.at(-1)!
     metrics["sustainedLastOverFirst"] = windows.at(-1)! / windows[0]!
-    metrics["outboxDeadVersionsSustained"] = Number(rows[0]?.dead ?? 0)
+    metrics["outboxDeadVersionsSustained"] = await outboxDeadRows(internalsOf(akter).storage.db)
     detail["Sustained"] = { windowSeconds: sustained.windowSeconds, windows }
     for (const runner of live.splice(0)) await runner.close()
     await sleep(100)
