@@ -476,21 +476,12 @@ export const pokeTimerDueNowPart = (
 
 /**
  * The outbox's dead row versions, as the database's statistics count them (a second or so
- * behind): every claim leaves one (it moves the timer), and every finish one (it deletes it).
+ * behind): every claim leaves one (it moves the timer), and every finish one (it deletes it). A
+ * runner vacuums them past a threshold (runner/tableUpkeep.ts); the bench reports the count.
  */
 export const outboxDeadRows = async (db: Queryable): Promise<number> => {
   const { rows } = await sql<{ dead: number | null }>`
     SELECT n_dead_tup AS dead FROM pg_stat_user_tables
     WHERE relid = 'akter.outbox'::regclass`.execute(db)
   return Number(rows[0]?.dead ?? 0)
-}
-
-/**
- * Reclaims the outbox's dead row versions, which the claim's scan of the due rows otherwise reads
- * one by one (runner/outboxVacuum.ts). It changes no row any transaction can see, so nothing an
- * execution holds moves; `SKIP_LOCKED`: when another runner's vacuum of the table is under way,
- * this one does nothing rather than wait for it.
- */
-export const vacuumOutbox = async (db: Queryable): Promise<void> => {
-  await sql`VACUUM (SKIP_LOCKED) akter.outbox`.execute(db)
 }

@@ -4,7 +4,7 @@
  * work (claimLoop.ts), the soon-due timers it fires from memory (localTimers.ts), the passes it runs
  * (livePasses.ts), the timers it hands back (timerHandBack.ts), the relay of staged starts (startRelay.ts), the starts of its own process it
  * takes (localStartAcceptor.ts), lease-release signals (leaseReleaseSignals.ts), retention sweeps
- * (retentionSweeps.ts), the outbox's vacuums (outboxVacuum.ts), the ticks of its workflows' schedules (scheduleTicker.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
+ * (retentionSweeps.ts), the upkeep of its tables (tableUpkeep.ts), the ticks of its workflows' schedules (scheduleTicker.ts) — wires them to the process's wake-ups and to LISTEN/NOTIFY, and drains them
  * in order. Live passes are only a cache of the replay: everything needed to continue is in the
  * database.
  */
@@ -39,7 +39,7 @@ import {
   scheduleRetentionSweeps,
   type RetentionSchedule,
 } from "./retentionSweeps.js"
-import { scheduleOutboxVacuums } from "./outboxVacuum.js"
+import { scheduleTableUpkeep } from "./tableUpkeep.js"
 import { startScheduleTicker } from "./scheduleTicker.js"
 import { servedWorkflows, workflowKeyOf } from "./servedWorkflows.js"
 import { relayClaimedStart } from "./startRelay.js"
@@ -370,7 +370,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     options.retention === false
       ? () => {}
       : scheduleRetentionSweeps(internals, log, options.retention ?? {})
-  const stopVacuuming = scheduleOutboxVacuums({
+  const stopUpkeep = scheduleTableUpkeep({
     internals,
     log,
     health,
@@ -409,7 +409,7 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     timers.stop()
     stopTicking()
     stopSweeping()
-    stopVacuuming()
+    stopUpkeep()
     stopBucketWakeups()
     leaseReleases.stopHearing()
     stopCatchingUp()
