@@ -109,7 +109,7 @@ const between = (before: RunnerReport, after: RunnerReport) => {
 }
 
 serveTrial(async (request) => {
-  const { workflows, concurrency, warmup, runnerCounts, sleeping, sustained } = SHAPES.r
+  const { workflows, concurrency, warmupPerRunner, runnerCounts, sleeping, sustained } = SHAPES.r
   const count = scaled(workflows, request.scale)
   const akter = await createAkter({
     databaseUrl: request.databaseUrl,
@@ -127,7 +127,10 @@ serveTrial(async (request) => {
   const metrics: Record<string, number> = {}
   const detail: Record<string, unknown> = {}
   const live: RunnerProcess[] = []
-  /** Starts `runners` fresh runner processes, waits for an even share of buckets, warms up. */
+  /**
+   * Starts `runners` fresh runner processes, waits for an even share of buckets, warms up: as
+   * many workflows per runner whatever the count, so each process has compiled its hot code.
+   */
   const startRunners = async (runners: number, label: string) => {
     for (let index = 0; index < runners; index++) {
       live.push(
@@ -148,7 +151,7 @@ serveTrial(async (request) => {
       200,
     )
     await forEachLimited(
-      Array.from({ length: warmup }, (_, i) => i),
+      Array.from({ length: scaled(warmupPerRunner * runners, request.scale) }, (_, i) => i),
       concurrency,
       (i) => runSequential(`r${label}-warm-${i}`),
     )

@@ -46,7 +46,13 @@ export const SHAPES = {
     title: "3 activities, concurrency 32, over 1/2/4 runner processes",
     workflows: 2000,
     concurrency: 32,
-    warmup: 64,
+    /**
+     * Untimed workflows per runner process before each count is measured (divided by `--scale`).
+     * V8 is still compiling the engine's hot code for the first few thousand workflows a process
+     * runs; with a fixed warm-up, each of four runners would get a quarter of it and be measured
+     * colder than one runner is.
+     */
+    warmupPerRunner: 4000,
     runnerCounts: [1, 2, 4] as readonly number[],
     /** Executions asleep (timers an hour ahead) for the last measurement, one runner again. */
     sleeping: 100_000,
