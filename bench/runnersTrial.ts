@@ -16,8 +16,8 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { internalsOf } from "../runtime/akter.js"
 import { createAkter, makeLogger, makeOwnerClient, type Execution } from "../runtime/index.js"
-import { outboxDeadRows } from "../runtime/outbox/outboxStore.js"
 import { BUCKET_COUNT } from "../runtime/owners/routing.js"
+import { readActivityOf } from "../runtime/storage/tableUpkeep.js"
 import { benchRegistration, sequentialWorkflow } from "./benchManifest.js"
 import { seedHistory } from "./historySeed.js"
 import type { RunnerCommand, RunnerProcessRequest, RunnerReport } from "./runnerProcess.js"
@@ -224,7 +224,9 @@ serveTrial(async (request) => {
     metrics["workflowsPerSecondSustainedFirst"] = windows[0]!
     metrics["workflowsPerSecondSustainedLast"] = windows.at(-1)!
     metrics["sustainedLastOverFirst"] = windows.at(-1)! / windows[0]!
-    metrics["outboxDeadVersionsSustained"] = await outboxDeadRows(internalsOf(akter).storage.db)
+    metrics["outboxDeadVersionsSustained"] = (
+      await readActivityOf(internalsOf(akter).storage.db, "outbox")
+    ).deadRows
     detail["Sustained"] = { windowSeconds: sustained.windowSeconds, windows }
     for (const runner of live.splice(0)) await runner.close()
     await sleep(100)

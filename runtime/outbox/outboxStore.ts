@@ -473,15 +473,3 @@ export const pokeTimerDueNowPart = (
         AND ${when}
       RETURNING 1`,
   )
-
-/**
- * The outbox's dead row versions, as the database's statistics count them (a second or so
- * behind): every claim leaves one (it moves the timer), and every finish one (it deletes it). A
- * runner vacuums them past a threshold (runner/tableUpkeep.ts); the bench reports the count.
- */
-export const outboxDeadRows = async (db: Queryable): Promise<number> => {
-  const { rows } = await sql<{ dead: number | null }>`
-    SELECT n_dead_tup AS dead FROM pg_stat_user_tables
-    WHERE relid = 'akter.outbox'::regclass`.execute(db)
-  return Number(rows[0]?.dead ?? 0)
-}

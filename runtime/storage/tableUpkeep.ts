@@ -70,6 +70,13 @@ export const readTableActivity = async (db: Queryable): Promise<TableActivity[]>
   }))
 }
 
+/** One table's counts (`table` without the schema), read as `readTableActivity` reads them all. */
+export const readActivityOf = async (db: Queryable, table: string): Promise<TableActivity> => {
+  const activity = (await readTableActivity(db)).find((each) => each.table === table)
+  if (activity === undefined) throw new Error(`no table akter.${table}`)
+  return activity
+}
+
 /**
  * Vacuums and/or analyzes `akter.<table>`. Neither changes a row any transaction can see, so
  * nothing an execution holds moves and no fence is needed; `SKIP_LOCKED`: when another runner's

@@ -12,10 +12,9 @@ import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import { makeOwnerClient, startRunner } from "../../runtime/index.js"
-import { outboxDeadRows } from "../../runtime/outbox/outboxStore.js"
 import {
   ANALYZE_CHANGED_ROWS,
-  readTableActivity,
+  readActivityOf,
   upkeepDue,
   upkeepTable,
   VACUUM_DEAD_ROWS,
@@ -57,19 +56,31 @@ describeEachBackend("the upkeep of akter's tables", (backend) => {
   it("counts the dead versions deletes leave, and a vacuum reclaims them", async () => {
     const db = internalsOf(akter).storage.db
     await vacuumOutbox(akter)
-    await waitUntil("no dead versions left", async () => (await outboxDeadRows(db)) === 0, {
-      timeoutMs: 10_000,
-    })
+    await waitUntil(
+      "no dead versions left",
+      async () => (await readActivityOf(db, "outbox")).deadRows === 0,
+      {
+        timeoutMs: 10_000,
+      },
+    )
     await leaveDeadTimers(akter, 300)
     // The statistics trail the deletes by a second or so.
-    await waitUntil("300 dead versions counted", async () => (await outboxDeadRows(db)) >= 300, {
-      timeoutMs: 10_000,
-    })
+    await waitUntil(
+      "300 dead versions counted",
+      async () => (await readActivityOf(db, "outbox")).deadRows >= 300,
+      {
+        timeoutMs: 10_000,
+      },
+    )
     const vacuums = await vacuumsOfOutbox(akter)
     await vacuumOutbox(akter)
-    await waitUntil("the vacuum reclaimed them", async () => (await outboxDeadRows(db)) === 0, {
-      timeoutMs: 10_000,
-    })
+    await waitUntil(
+      "the vacuum reclaimed them",
+      async () => (await readActivityOf(db, "outbox")).deadRows === 0,
+      {
+        timeoutMs: 10_000,
+      },
+    )
     expect(await vacuumsOfOutbox(akter)).toBe(vacuums + 1)
   })
 
@@ -95,7 +106,7 @@ describeEachBackend("the upkeep of akter's tables", (backend) => {
     await leaveDeadTimers(akter, VACUUM_DEAD_ROWS + 1_000)
     await waitUntil(
       "the dead versions counted",
-      async () => (await outboxDeadRows(db)) > VACUUM_DEAD_ROWS,
+      async () => (await readActivityOf(db, "outbox")).deadRows > VACUUM_DEAD_ROWS,
       { timeoutMs: 10_000 },
     )
     const vacuums = await vacuumsOfOutbox(akter)
@@ -105,15 +116,14 @@ describeEachBackend("the upkeep of akter's tables", (backend) => {
     )
     await waitUntil(
       "the dead versions reclaimed",
-      async () => (await outboxDeadRows(db)) < VACUUM_DEAD_ROWS,
+      async () => (await readActivityOf(db, "outbox")).deadRows < VACUUM_DEAD_ROWS,
       { timeoutMs: 10_000 },
     )
   }, 40_000)
 
   it("is analyzed by a working runner once its changed rows pass the threshold", async () => {
     const db = internalsOf(akter).storage.db
-    const changedRows = async () =>
-      (await readTableActivity(db)).find((activity) => activity.table === "outbox")!.changedRows
+    const changedRows = async () => (await readActivityOf(db, "outbox")).changedRows
     // Inserted and deleted: twice as many changes, and too few dead versions for a vacuum.
     await leaveDeadTimers(akter, ANALYZE_CHANGED_ROWS)
     await waitUntil(
