@@ -14,7 +14,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeOwnerClient, startRunner, type Runner } from "../../runtime/index.js"
+import { listExecutions, makeOwnerClient, startRunner, type Runner } from "../../runtime/index.js"
 import { runUntilIdle, testAkter, type TestAkter } from "../../runtime/testing/index.js"
 import { serveFetchHandler, studioHandler, type StudioHandler } from "../../studio/index.js"
 import { makeVault } from "../hostile/vaultWorkflows.js"
@@ -110,10 +110,31 @@ const suite = () => {
     await page.selectOption('select[name="status"]', "suspended")
     await page.click('form.filters button[type="submit"]')
     await page.waitForURL(/status=suspended/)
-    const shown = await page
-      .locator("tr[data-execution]")
-      .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-execution")))
-    expect(shown).toEqual([ids["w-4"], ids["w-3"], ids["w-2"], ids["w-1"]])
+    const expected = [ids["w-4"], ids["w-3"], ids["w-2"], ids["w-1"]]
+    const shown = () =>
+      page
+        .locator("tr[data-execution]")
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-execution")))
+    // A listen replaying at the moment the page was read shows as running, and the list's live
+    // refresh does not follow a change between running and suspended (the count of open
+    // executions stays): the page is read again until the four are suspended, and a failure names
+    // every listen's status as the database holds it.
+    try {
+      await expect
+        .poll(
+          async () => {
+            const rows = await shown()
+            if (JSON.stringify(rows) !== JSON.stringify(expected)) await page.reload()
+            return rows
+          },
+          { timeout: 15_000, interval: 500 },
+        )
+        .toEqual(expected)
+    } catch (error) {
+      const listens = await listExecutions(akter, { workflow: "listen" })
+      const statuses = listens.executions.map((each) => `${each.key}: ${each.status}`).join(", ")
+      throw new Error(`${String(error)}\nthe database holds ${statuses}`)
+    }
     await page.goto(`${url}/executions`)
     await shoot(page, "executions")
     await page.goto(`${url}/executions?workflow=listen&status=suspended`)
