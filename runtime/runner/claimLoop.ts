@@ -62,6 +62,8 @@ export class ClaimLoop {
   private pollTimerAt = Number.POSITIVE_INFINITY
   /** Notifications do not reach the runner: it polls every `FAST_POLL_MS` instead. */
   private degraded = false
+  /** A poll is to start once this turn's continuations are done (`pollSoon`). */
+  private pollSoonPending = false
 
   constructor(private readonly options: ClaimLoopOptions) {
     this.pollMs = options.pollMs
@@ -93,10 +95,27 @@ export class ClaimLoop {
     this.lookAhead = true
   }
 
-  /** An execution's passes ended: poll when its timer is due, and now if more may be due. */
+  /**
+   * An execution's passes ended (or a slot was freed): poll when its timer is due, and soon if more
+   * may be due.
+   */
   passesEnded(dueAt: number | undefined, claimNow: boolean): void {
     if (dueAt !== undefined) this.pollAt(dueAt)
-    if (this.saturated || claimNow) this.poll()
+    if (this.saturated || claimNow) this.pollSoon()
+  }
+
+  /**
+   * Polls once the continuations running now are done. The passes one statement answered end, or
+   * give their slots up, one after another in the same turn: polling at the first would claim for
+   * one slot and again for the rest; polling after the last claims for all of them at once.
+   */
+  private pollSoon(): void {
+    if (this.pollSoonPending || this.stopped) return
+    this.pollSoonPending = true
+    setImmediate(() => {
+      this.pollSoonPending = false
+      this.poll()
+    })
   }
 
   /** Claims and dispatches due work now (or once more after the poll under way). */
