@@ -43,6 +43,10 @@ const upkeepOfOutbox = async (akter: TestAkter) => {
   return { vacuums: Number(rows[0]!.vacuums), analyzes: Number(rows[0]!.analyzes) }
 }
 const vacuumsOfOutbox = async (akter: TestAkter) => (await upkeepOfOutbox(akter)).vacuums
+/** The outbox's counts, as a runner's upkeep reads them. */
+const activityOfOutbox = (akter: TestAkter) =>
+  readActivityOf(internalsOf(akter).storage.db, "outbox")
+const deadRowsOfOutbox = async (akter: TestAkter) => (await activityOfOutbox(akter)).deadRows
 const vacuumOutbox = (akter: TestAkter) =>
   upkeepTable(internalsOf(akter).storage.db, "outbox", { vacuum: true, analyze: false })
 
@@ -54,32 +58,23 @@ describeEachBackend("the upkeep of akter's tables", (backend) => {
   afterAll(() => akter.close())
 
   it("counts the dead versions deletes leave, and a vacuum reclaims them", async () => {
-    const db = internalsOf(akter).storage.db
     await vacuumOutbox(akter)
-    await waitUntil(
-      "no dead versions left",
-      async () => (await readActivityOf(db, "outbox")).deadRows === 0,
-      {
-        timeoutMs: 10_000,
-      },
-    )
+    await waitUntil("no dead versions left", async () => (await deadRowsOfOutbox(akter)) === 0, {
+      timeoutMs: 10_000,
+    })
     await leaveDeadTimers(akter, 300)
     // The statistics trail the deletes by a second or so.
     await waitUntil(
       "300 dead versions counted",
-      async () => (await readActivityOf(db, "outbox")).deadRows >= 300,
-      {
-        timeoutMs: 10_000,
-      },
+      async () => (await deadRowsOfOutbox(akter)) >= 300,
+      { timeoutMs: 10_000 },
     )
     const vacuums = await vacuumsOfOutbox(akter)
     await vacuumOutbox(akter)
     await waitUntil(
       "the vacuum reclaimed them",
-      async () => (await readActivityOf(db, "outbox")).deadRows === 0,
-      {
-        timeoutMs: 10_000,
-      },
+      async () => (await deadRowsOfOutbox(akter)) === 0,
+      { timeoutMs: 10_000 },
     )
     expect(await vacuumsOfOutbox(akter)).toBe(vacuums + 1)
   })
@@ -102,11 +97,10 @@ describeEachBackend("the upkeep of akter's tables", (backend) => {
   }
 
   it("is vacuumed by a working runner once the dead versions pass the threshold", async () => {
-    const db = internalsOf(akter).storage.db
     await leaveDeadTimers(akter, VACUUM_DEAD_ROWS + 1_000)
     await waitUntil(
       "the dead versions counted",
-      async () => (await readActivityOf(db, "outbox")).deadRows > VACUUM_DEAD_ROWS,
+      async () => (await deadRowsOfOutbox(akter)) > VACUUM_DEAD_ROWS,
       { timeoutMs: 10_000 },
     )
     const vacuums = await vacuumsOfOutbox(akter)
@@ -116,14 +110,13 @@ describeEachBackend("the upkeep of akter's tables", (backend) => {
     )
     await waitUntil(
       "the dead versions reclaimed",
-      async () => (await readActivityOf(db, "outbox")).deadRows < VACUUM_DEAD_ROWS,
+      async () => (await deadRowsOfOutbox(akter)) < VACUUM_DEAD_ROWS,
       { timeoutMs: 10_000 },
     )
   }, 40_000)
 
   it("is analyzed by a working runner once its changed rows pass the threshold", async () => {
-    const db = internalsOf(akter).storage.db
-    const changedRows = async () => (await readActivityOf(db, "outbox")).changedRows
+    const changedRows = async () => (await activityOfOutbox(akter)).changedRows
     // Inserted and deleted: twice as many changes, and too few dead versions for a vacuum.
     await leaveDeadTimers(akter, ANALYZE_CHANGED_ROWS)
     await waitUntil(
