@@ -20,12 +20,29 @@ export const AKTER_ONLY: ReadonlySet<ShapeId> = new Set(["h", "r"])
 export const RESTATE_SHAPES: ReadonlySet<ShapeId> = new Set(["a", "b", "c", "d", "e"])
 
 export const SHAPES = {
-  /** One 3-activity workflow at a time: latency from start to result. */
-  a: { title: "3 activities, one at a time", workflows: 500, warmup: 25 },
+  /**
+   * One 3-activity workflow at a time: latency from start to result. The warm-up is long enough
+   * for V8 to have compiled the hot code (with 25, akter's p50 came out 1.0 and 2.7 ms higher than
+   * with 400 in two alternations).
+   */
+  a: { title: "3 activities, one at a time", workflows: 500, warmup: 300 },
   /** Many 3-activity workflows, a fixed number in flight (each client loop starts, awaits, repeats). */
   b: { title: "3 activities, concurrency 32", workflows: 2000, concurrency: 32, warmup: 64 },
-  /** One long workflow of sequential activities, and a short one, timed start to result. */
-  c: { title: "sequential activities", long: 200, short: 20, shortRuns: 5, warmup: 2 },
+  /**
+   * Long workflows of sequential activities, and short ones, timed start to result: the median of
+   * `longRuns` and of `shortRuns`, after `warmup` short and `warmupLong` long ones untimed (with one
+   * long warm-up, V8 was still compiling during the timed run and its threads doubled the Node CPU
+   * per step).
+   */
+  c: {
+    title: "sequential activities",
+    long: 200,
+    short: 20,
+    longRuns: 3,
+    shortRuns: 5,
+    warmup: 2,
+    warmupLong: 10,
+  },
   /** A workflow parked on an event: latency from the emit to the code after the wait. */
   d: { title: "emit → wait wake-up", samples: 200, warmup: 10 },
   /** Durable sleeps of 1 s started together: how late the code after each sleep runs. */
