@@ -3,7 +3,7 @@
  * hub holds one database listener (LISTEN on the runners' wake channel, which starts, emits and
  * interrupts notify on Postgres) and, while at least one tab listens, reads one condensed
  * fingerprint per second — of the executions the open execution pages show (by primary key, in
- * one statement) and of the lists (a stamp from three index lookups). A notification reads at
+ * one statement) and of the lists (studioQueries.ts `listingStamp`). A notification reads at
  * once. Each tab gets a server-sent `change` event only when what it shows changed, and then
  * fetches its page again.
  */

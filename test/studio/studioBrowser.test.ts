@@ -115,10 +115,10 @@ const suite = () => {
       page
         .locator("tr[data-execution]")
         .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-execution")))
-    // A listen replaying at the moment the page was read shows as running, and the list's live
-    // refresh does not follow a change between running and suspended (the count of open
-    // executions stays): the page is read again until the four are suspended, and a failure names
-    // every listen's status as the database holds it.
+    // A listen replaying at the moment the page was read shows as running; the list's live
+    // refresh follows its suspend (studio/studioQueries.ts `listingStamp`), and the page is also
+    // read again until the four are suspended, so a failure is the list's, and names every
+    // listen's status as the database holds it.
     try {
       await expect
         .poll(

@@ -2,8 +2,9 @@
  * The studio's Fetch handler, driven with real Requests against a real database on both backends:
  * the token and its cookie, the pages and their filters, escaping of payloads, actions with their
  * CSRF and origin checks, a read-only studio refusing even a hand-made action, the bulk interrupt's
- * confirmation, a tenant-scoped studio, and the live stream announcing a change. Expected rows are
- * those the test started; what an action did is read back from the database.
+ * confirmation, a tenant-scoped studio, and the live stream announcing a change of an execution
+ * and of a list. Expected rows are those the test started; what an action did is read back from
+ * the database.
  */
 import { sql } from "kysely"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -26,6 +27,31 @@ const csrfOf = (page: string): string => {
   const match = /name="csrf" value="([^"]*)"/.exec(page)
   if (match === null) throw new Error("the page holds no CSRF field")
   return match[1]!
+}
+
+/** Reads a server-sent stream until a text arrives, failing once `withinMs` have passed. */
+const eventReader = (response: Response) => {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ""
+  return {
+    until: async (needle: string, withinMs = 5_000) => {
+      const deadline = Date.now() + withinMs
+      while (!text.includes(needle)) {
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const chunk = await Promise.race([
+          reader.read(),
+          new Promise<"late">((resolve) => {
+            timer = setTimeout(resolve, deadline - Date.now(), "late")
+          }),
+        ]).finally(() => clearTimeout(timer))
+        if (chunk === "late") throw new Error(`no ${needle} within ${withinMs} ms: ${text}`)
+        if (chunk.done) throw new Error(`stream ended before ${needle}: ${text}`)
+        text += decoder.decode(chunk.value)
+      }
+    },
+    cancel: () => reader.cancel().catch(() => {}),
+  }
 }
 
 describeEachBackend("studio handler", (backend) => {
@@ -364,23 +390,54 @@ describeEachBackend("studio handler", (backend) => {
       }),
     )
     expect(response.headers.get("content-type")).toContain("text/event-stream")
-    const reader = response.body!.getReader()
-    const decoder = new TextDecoder()
-    let text = ""
-    const readUntil = async (needle: string) => {
-      while (!text.includes(needle)) {
-        const { value, done } = await reader.read()
-        if (done) throw new Error(`stream ended before ${needle}: ${text}`)
-        text += decoder.decode(value)
-      }
-    }
-    await readUntil(": connected")
+    const events = eventReader(response)
+    await events.until(": connected")
     // Let the hub take its first fingerprint, then change the execution.
     await new Promise((resolve) => setTimeout(resolve, 300))
     await vaults.emit("o-9", "Said", { text: "hello" })
     await runUntilIdle(akter, runner)
-    await readUntil("event: change")
+    await events.until("event: change")
     aborted.abort()
-    await reader.cancel().catch(() => {})
+    await events.cancel()
+  })
+
+  it("a list's live stream announces an open execution that suspends", async () => {
+    // A database of its own, with no runner until the stream is open: the start leaves its
+    // execution running, and the runner's pass then suspends it — no start, finish or interrupt
+    // in between for the list's stamp to follow.
+    const vault = await makeVault()
+    const own = await openTestAkter(backend)
+    const lists = studioHandler(own, { readOnly: true, liveIntervalMs: 50 })
+    const aborted = new AbortController()
+    let moving: Runner | undefined
+    try {
+      const run = await makeOwnerClient<AnyClient>(own, vault.vault).listen.start("o-1", {
+        name: "moving",
+      })
+      const statusNow = async () => {
+        const { rows } = await sql<{ status: string }>`
+          SELECT status FROM akter.executions WHERE execution_id = ${run.executionId}`.execute(
+          internalsOf(own).storage.db,
+        )
+        return rows[0]?.status
+      }
+      expect(await statusNow()).toBe("running")
+      const events = eventReader(
+        await lists(new Request(`${ORIGIN}/events`, { signal: aborted.signal })),
+      )
+      await events.until(": connected")
+      // Let the hub take its first stamp while the execution is running.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      moving = await startRunner({ akter: own, workflows: vault.workflows, pollMs: 20 })
+      await runUntilIdle(own, moving)
+      expect(await statusNow()).toBe("suspended")
+      await events.until("event: change")
+      await events.cancel()
+    } finally {
+      aborted.abort()
+      await lists.close()
+      await moving?.close()
+      await own.close()
+    }
   })
 })
