@@ -4,8 +4,8 @@
  * interrupts notify on Postgres) and, while at least one tab listens, reads one condensed
  * fingerprint per second — of the executions the open execution pages show (by primary key, in
  * one statement) and of the lists (studioQueries.ts `listingStamp`). A notification reads at
- * once. Each tab gets a server-sent `change` event only when what it shows changed, and then
- * fetches its page again.
+ * once. Each tab gets a server-sent `change` event, carrying nothing of what changed, only when
+ * what it shows changed, and then fetches its page again.
  */
 import { internalsOf, type Akter } from "../runtime/akter.js"
 import { InvalidExecutionId } from "../runtime/errors.js"
@@ -160,8 +160,11 @@ export class LiveHub {
     for (const subscriber of this.subscribers) {
       const now =
         subscriber.watch === undefined ? stamp : (fingerprints.get(subscriber.watch) ?? "gone")
+      // The event says only that something changed: a stamp names statuses and counts of every
+      // tenant, a fingerprint those of any execution id a tab asks for, and a tenant's studio
+      // shows neither.
       if (subscriber.last !== undefined && subscriber.last !== now) {
-        subscriber.send(`event: change\ndata: ${JSON.stringify(now)}\n\n`)
+        subscriber.send("event: change\ndata: changed\n\n")
       }
       subscriber.last = now
     }

@@ -50,6 +50,7 @@ const eventReader = (response: Response) => {
         text += decoder.decode(chunk.value)
       }
     },
+    received: () => text,
     cancel: () => reader.cancel().catch(() => {}),
   }
 }
@@ -397,6 +398,9 @@ describeEachBackend("studio handler", (backend) => {
     await vaults.emit("o-9", "Said", { text: "hello" })
     await runUntilIdle(akter, runner)
     await events.until("event: change")
+    // Nothing of the execution rides the stream: a tenant's studio may be asked about any id.
+    expect(events.received()).toContain("event: change\ndata: changed\n\n")
+    expect(events.received()).not.toMatch(/suspended|running|finished/)
     aborted.abort()
     await events.cancel()
   })
