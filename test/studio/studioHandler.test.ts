@@ -83,10 +83,11 @@ describeEachBackend("studio handler", (backend) => {
         body: new URLSearchParams(fields).toString(),
       }),
     )
-  const status = async (executionId: string) => {
+  /** What the database holds of an execution (of the suite's handle, or of `on`). */
+  const status = async (executionId: string, on: TestAkter = akter) => {
     const { rows } = await sql<{ status: string; interrupt: boolean; outcome: string | null }>`
       SELECT status, interrupt, outcome FROM akter.executions WHERE execution_id = ${executionId}`.execute(
-      internalsOf(akter).storage.db,
+      internalsOf(on).storage.db,
     )
     return rows[0]
   }
@@ -418,14 +419,7 @@ describeEachBackend("studio handler", (backend) => {
       const run = await makeOwnerClient<AnyClient>(own, vault.vault).listen.start("o-1", {
         name: "moving",
       })
-      const statusNow = async () => {
-        const { rows } = await sql<{ status: string }>`
-          SELECT status FROM akter.executions WHERE execution_id = ${run.executionId}`.execute(
-          internalsOf(own).storage.db,
-        )
-        return rows[0]?.status
-      }
-      expect(await statusNow()).toBe("running")
+      expect((await status(run.executionId, own))?.status).toBe("running")
       const events = eventReader(
         await lists(new Request(`${ORIGIN}/events`, { signal: aborted.signal })),
       )
@@ -434,7 +428,7 @@ describeEachBackend("studio handler", (backend) => {
       await new Promise((resolve) => setTimeout(resolve, 300))
       moving = await startRunner({ akter: own, workflows: vault.workflows, pollMs: 20 })
       await runUntilIdle(own, moving)
-      expect(await statusNow()).toBe("suspended")
+      expect((await status(run.executionId, own))?.status).toBe("suspended")
       await events.until("event: change")
       await events.cancel()
     } finally {
