@@ -462,7 +462,7 @@ export const executionFingerprints = async (
  * Open executions whose statuses the list stamp follows, newest first: a list's status filters
  * show the newest executions first, and reading more would read every open row once a second.
  */
-export const STAMPED_OPEN_EXECUTIONS = 500
+const STAMPED_OPEN_EXECUTIONS = 500
 
 /**
  * A cheap stamp of every execution list: it changes when an execution starts or finishes, when an
