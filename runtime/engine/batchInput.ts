@@ -8,6 +8,7 @@
 import { sql, type RawBuilder } from "kysely"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { BatchedStartFields } from "./executionStore.js"
+import { Slot } from "../storage/shapedStatement.js"
 
 /** A column of the batch's input: a lone request's value, or every request's as an array. */
 export interface ColumnType {
@@ -54,39 +55,80 @@ export const ownerColumns = <
 export const batchInputSql = <Row>(
   columns: readonly InputColumn<Row>[],
   rows: readonly Row[],
+): RawBuilder<unknown> =>
+  inputSql(
+    columns,
+    rows.length === 1,
+    columns.map(([, , pick]) => (rows.length === 1 ? pick(rows[0]!) : rows.map(pick))),
+  )
+
+/**
+ * `input AS (...)` of a shaped statement (storage/shapedStatement.ts): column `i`'s value (a lone
+ * row's, or every row's as an array) is the call's value in the slot `firstSlot + i`, which
+ * `batchInputValues` gives.
+ */
+export const batchInputShapeSql = <Row>(
+  columns: readonly InputColumn<Row>[],
+  lone: boolean,
+  firstSlot: number,
+): RawBuilder<unknown> =>
+  inputSql(
+    columns,
+    lone,
+    columns.map((_, index) => new Slot(firstSlot + index)),
+  )
+
+/** The values of `batchInputShapeSql`'s slots, in order: a lone row's, or each column's array. */
+export const batchInputValues = <Row>(
+  columns: readonly InputColumn<Row>[],
+  rows: readonly Row[],
+): unknown[] => columns.map(([, , pick]) => (rows.length === 1 ? pick(rows[0]!) : rows.map(pick)))
+
+const inputSql = <Row>(
+  columns: readonly InputColumn<Row>[],
+  lone: boolean,
+  values: readonly unknown[],
 ): RawBuilder<unknown> => {
-  if (rows.length === 1) {
-    const lone = rows[0]!
+  if (lone) {
     return sql`input AS (
-      SELECT ${sql.join(columns.map(([name, type, pick]) => sql`${type.one(pick(lone))} AS ${sql.id(name)}`))},
+      SELECT ${sql.join(columns.map(([name, type], index) => sql`${type.one(values[index])} AS ${sql.id(name)}`))},
         1::bigint AS n
     )`
   }
   return sql`input AS (
-      SELECT * FROM unnest(${sql.join(columns.map(([, type, pick]) => type.many(rows.map(pick))))})
+      SELECT * FROM unnest(${sql.join(columns.map(([, type], index) => type.many(values[index] as readonly unknown[])))})
         WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
     )`
 }
 
+/** Whether any of the rows' starts carries markers (then `startColumns` has a `markers` column). */
+export const startsMarking = <Row>(
+  rows: readonly Row[],
+  startOf: (row: Row) => BatchedStartFields | undefined,
+): boolean =>
+  rows.some((row) => {
+    const start = startOf(row)
+    return start !== undefined && Object.keys(start.markers).length > 0
+  })
+
 /**
  * The columns of the rows that start an execution (`startOf` gives a row's start, undefined for
  * one that does not): the owner's bucket, the execution's columns beyond its owner and id, its
- * markers (a JSON object, only when some row has markers: `markers`), and each manifest's text
- * once, on the first row that starts under it (the others name it by hash).
+ * markers (a JSON object, only when `marking`: `startsMarking`), and each manifest's text once, on
+ * the first row that starts under it (the others name it by hash).
  */
 export const startColumns = <
   Row extends { readonly owner: { readonly bucket: number; readonly ownerType: string } },
 >(
   rows: readonly Row[],
   startOf: (row: Row) => BatchedStartFields | undefined,
-): { readonly columns: InputColumn<Row>[]; readonly marking: boolean } => {
+  marking: boolean,
+): InputColumn<Row>[] => {
   const firstOfManifest = new Set<Row>()
   const seen = new Set<string>()
-  let marking = false
   for (const row of rows) {
     const start = startOf(row)
     if (start === undefined) continue
-    if (Object.keys(start.markers).length > 0) marking = true
     const which = `${row.owner.ownerType}/${start.workflow}/${start.manifestHash}`
     if (seen.has(which)) continue
     seen.add(which)
@@ -114,5 +156,5 @@ export const startColumns = <
       },
     ])
   }
-  return { columns, marking }
+  return columns
 }

@@ -21,6 +21,7 @@ import {
   BOOLEAN,
   ownerColumns,
   startColumns,
+  startsMarking,
   TEXT,
   type InputColumn,
 } from "./batchInput.js"
@@ -69,11 +70,11 @@ export const writeStartBatch = async (
       starts[index] = { ...starts[index]!, awaited: true }
     return { index, first: false }
   })
-  const started = startColumns(starts, (row) => row.start)
+  const marking = startsMarking(starts, (row) => row.start)
   const columns: InputColumn<BatchedClientStart>[] = [
     ...ownerColumns<BatchedClientStart>(),
     ["execution_id", TEXT, (row) => row.executionId],
-    ...started.columns,
+    ...startColumns(starts, (row) => row.start, marking),
     ["awaited", BOOLEAN, (row) => row.awaited],
   ]
   const parts = [
@@ -82,7 +83,7 @@ export const writeStartBatch = async (
     batchInsertExecutionsSql(clock, true),
     batchRecordStartManifestsSql(),
     batchArmStartTimersSql(clock, false),
-    ...(started.marking ? [batchInsertMarkersSql(clock)] : []),
+    ...(marking ? [batchInsertMarkersSql(clock)] : []),
     // A plain SELECT part runs only when referred to: the final select's count sends these.
     sql`woken AS (${notification(WAKE_CHANNEL, sql`w.bucket::text`, {
       from: sql`(SELECT DISTINCT i.bucket FROM input i JOIN inserted s

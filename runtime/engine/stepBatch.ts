@@ -21,10 +21,12 @@ import {
   wakePayloadOfRow,
 } from "../outbox/notifications.js"
 import type { DatabaseClock } from "../storage/clock.js"
+import { ShapedStatements, Slot, slotClock } from "../storage/shapedStatement.js"
 import type { ExecutionOutcome, Queryable } from "../storage/database.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
 import {
-  batchInputSql,
+  batchInputShapeSql,
+  batchInputValues,
   BIGINT,
   BYTEA,
   INT,
@@ -106,44 +108,48 @@ export interface StartedRow {
 const numberOrNull = (value: unknown): number | null =>
   value === null || value === undefined ? null : Number(value)
 
-/**
- * Settles and begins activity attempts and records results of many executions in one statement —
- * one round trip and one commit for every pass that was waiting to write — with the guarantees of
- * the one-execution parts: each row writes only under its owner's held generation, or takes the
- * owner by advancing it (the owners are locked in one order, so two batches never deadlock);
- * exactly one writer settles an attempt (`exit IS NULL`); the next attempt is begun only if the
- * held settle matched, as when a failed settle aborted its statement; exactly one result is
- * recorded (status not yet finished), with the steps and the timer deleted, an awaiting parent's
- * timer poked and, where a caller elsewhere awaits it, a notification (`notify`: Postgres). A row
- * that carries a start creates its owner if new and inserts its execution with its markers,
- * manifest and timer whether or not its fence holds (as the start statement does), and writes
- * anything past that only if it inserted the execution: a start that attaches takes nothing. The
- * text depends only on which kinds of write the rows carry and whether one execution writes or
- * more, so each shape is prepared once.
- */
-export const writeStepBatch = async (
-  db: Queryable,
-  clock: DatabaseClock,
+/** Which parts a step batch carries: a bit for each kind of write some row has, and one for a lone row. */
+const SETTLING = 1
+const BEGINNING = 2
+const FINISHING = 4
+const STARTING = 8
+const MARKING = 16
+const LONE = 32
+
+const has = (shape: number, part: number) => (shape & part) !== 0
+
+const stepBatchShape = (writes: readonly StepBatchWrite[]): number => {
+  let shape = writes.length === 1 ? LONE : 0
+  for (const write of writes) {
+    if (write.settle !== undefined) shape |= SETTLING
+    if (write.begin !== undefined) shape |= BEGINNING
+    if (write.finish !== undefined) shape |= FINISHING
+    if (write.start !== undefined) {
+      shape |= STARTING
+      if (Object.keys(write.start.markers).length > 0) shape |= MARKING
+    }
+  }
+  return shape
+}
+
+/** The input's columns of a shape (only the parts some row needs); picks read `writes`. */
+const stepBatchColumns = (
+  shape: number,
   writes: readonly StepBatchWrite[],
-  notify: boolean,
-): Promise<StepBatchOutcome[]> => {
-  // Only the parts some row needs: a few statement shapes, each prepared once.
-  const settling = writes.some((write) => write.settle !== undefined)
-  const beginning = writes.some((write) => write.begin !== undefined)
-  const finishing = writes.some((write) => write.finish !== undefined)
-  const starting = writes.some((write) => write.start !== undefined)
+): InputColumn<StepBatchWrite>[] => {
   const columns: InputColumn<StepBatchWrite>[] = [
     ...ownerColumns<StepBatchWrite>(),
     ["generation", BIGINT, (w) => w.generation],
     ["execution_id", TEXT, (w) => w.executionId],
   ]
-  let marking = false
-  if (starting) {
-    const started = startColumns(writes, (w) => w.start)
-    marking = started.marking
-    columns.push(...started.columns, ["recovery_ms", BIGINT, (w) => w.start?.recoveryMs ?? null])
+  if (has(shape, STARTING)) {
+    columns.push(...startColumns(writes, (w) => w.start, has(shape, MARKING)), [
+      "recovery_ms",
+      BIGINT,
+      (w) => w.start?.recoveryMs ?? null,
+    ])
   }
-  if (settling) {
+  if (has(shape, SETTLING)) {
     columns.push(
       ["settle_step", TEXT, (w) => w.settle?.step ?? null],
       ["settle_attempt", INT, (w) => w.settle?.attempt ?? null],
@@ -152,22 +158,49 @@ export const writeStepBatch = async (
       ["matched", BIGINT, (w) => w.settle?.matched ?? null],
     )
   }
-  if (beginning) {
+  if (has(shape, BEGINNING)) {
     columns.push(
       ["begin_step", TEXT, (w) => w.begin?.step ?? null],
       ["begin_attempt", INT, (w) => w.begin?.attempt ?? null],
     )
   }
-  if (finishing) {
+  if (has(shape, FINISHING)) {
     columns.push(
       ["result", BYTEA, (w) => w.finish ?? null],
       ["outcome", TEXT, (w) => w.outcome ?? null],
     )
   }
-  const input = batchInputSql(columns, writes)
+  return columns
+}
+
+/** The slots of a step batch: the clock's offset, whether to notify, then the input's columns. */
+const OFFSET_SLOT = 0
+const NOTIFY_SLOT = 1
+const FIRST_INPUT_SLOT = 2
+
+interface StepBatchRow {
+  fenced: boolean
+  generation: number | null
+  settled: boolean
+  started_at_ms: number | null
+  finished: boolean
+  parent_bucket?: number | null
+  event_cursor?: number | null
+  deadline_at_ms?: number | null
+  created?: boolean
+}
+
+/** The statement of a shape, with slots for its values (storage/shapedStatement.ts). */
+const composeStepBatch = (shape: number) => {
+  const clock = slotClock(OFFSET_SLOT)
+  const notify = new Slot(NOTIFY_SLOT)
+  const settling = has(shape, SETTLING)
+  const beginning = has(shape, BEGINNING)
+  const finishing = has(shape, FINISHING)
+  const input = batchInputShapeSql(stepBatchColumns(shape, []), has(shape, LONE), FIRST_INPUT_SLOT)
   // A start's execution is inserted whether or not the fence holds (a start that finds its owner
   // taken commits with its timer due now); the fence then needs `inserted` and `owner_created`.
-  const parts = starting
+  const parts = has(shape, STARTING)
     ? [
         input,
         batchCreateOwnersSql(clock, true),
@@ -175,7 +208,7 @@ export const writeStepBatch = async (
         ...batchFenceSql(true),
         batchRecordStartManifestsSql(),
         batchArmStartTimersSql(clock, true),
-        ...(marking ? [batchInsertMarkersSql(clock)] : []),
+        ...(has(shape, MARKING) ? [batchInsertMarkersSql(clock)] : []),
       ]
     : [input, ...batchFenceSql()]
   if (settling) {
@@ -209,7 +242,7 @@ export const writeStepBatch = async (
           ON pp.routing_key = f.parent_routing_key AND pp.id = f.parent_execution_id
           WHERE f.n = i.n) AS parent_bucket`
     : sql``
-  const startedColumns = starting
+  const startedColumns = has(shape, STARTING)
     ? sql`, (SELECT s.event_cursor FROM inserted s
           WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id) AS event_cursor,
         (SELECT s.deadline_at_ms FROM inserted s
@@ -217,17 +250,7 @@ export const writeStepBatch = async (
         EXISTS (SELECT 1 FROM inserted s
           WHERE s.routing_key = i.routing_key AND s.execution_id = i.execution_id) AS created`
     : sql``
-  const { rows } = await sql<{
-    fenced: boolean
-    generation: number | null
-    settled: boolean
-    started_at_ms: number | null
-    finished: boolean
-    parent_bucket?: number | null
-    event_cursor?: number | null
-    deadline_at_ms?: number | null
-    created?: boolean
-  }>`WITH ${sql.join(parts)}
+  return sql<StepBatchRow>`WITH ${sql.join(parts)}
     SELECT i.n IN (SELECT n FROM fenced) AS fenced,
       (SELECT f.held FROM fenced f WHERE f.n = i.n) AS generation,
       ${settling ? sql`i.settle_step IS NULL OR i.n IN (SELECT n FROM settled)` : sql`true`} AS settled,
@@ -237,7 +260,39 @@ export const writeStepBatch = async (
           : sql`NULL::bigint`
       } AS started_at_ms,
       ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}${startedColumns}
-    FROM input i ORDER BY i.n`.execute(db)
+    FROM input i ORDER BY i.n`
+}
+
+const stepBatches = new ShapedStatements("step batch", composeStepBatch)
+
+/**
+ * Settles and begins activity attempts and records results of many executions in one statement —
+ * one round trip and one commit for every pass that was waiting to write — with the guarantees of
+ * the one-execution parts: each row writes only under its owner's held generation, or takes the
+ * owner by advancing it (the owners are locked in one order, so two batches never deadlock);
+ * exactly one writer settles an attempt (`exit IS NULL`); the next attempt is begun only if the
+ * held settle matched, as when a failed settle aborted its statement; exactly one result is
+ * recorded (status not yet finished), with the steps and the timer deleted, an awaiting parent's
+ * timer poked and, where a caller elsewhere awaits it, a notification (`notify`: Postgres). A row
+ * that carries a start creates its owner if new and inserts its execution with its markers,
+ * manifest and timer whether or not its fence holds (as the start statement does), and writes
+ * anything past that only if it inserted the execution: a start that attaches takes nothing. The
+ * text depends only on which kinds of write the rows carry and whether one execution writes or
+ * more, so each shape is composed and compiled once here (storage/shapedStatement.ts) and prepared
+ * once per connection.
+ */
+export const writeStepBatch = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  writes: readonly StepBatchWrite[],
+  notify: boolean,
+): Promise<StepBatchOutcome[]> => {
+  const shape = stepBatchShape(writes)
+  const { rows } = await stepBatches.execute(db, shape, [
+    clock.offsetMs,
+    notify,
+    ...batchInputValues(stepBatchColumns(shape, writes), writes),
+  ])
   return rows.map((row, index) => ({
     fenced: row.fenced,
     generation: row.generation === null ? null : Number(row.generation),

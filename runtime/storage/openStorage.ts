@@ -137,6 +137,9 @@ const isPreparedStatementClash = (error: unknown) => {
  */
 const PREPARED_TEXT_LIMIT = 16_384
 
+/** How many texts `prepareStatements` remembers the shape and name of before it starts afresh. */
+const REMEMBERED_TEXTS = 256
+
 /**
  * Sends every parameterized statement as a named prepared statement: Postgres parses and plans a
  * statement shape once per connection rather than on every call (akter's writes are large CTE
@@ -157,6 +160,20 @@ const prepareStatements = (pool: pg.Pool, mode: StatementMode) => {
     }
     return name
   }
+  // A shaped statement (storage/shapedStatement.ts) sends one string over and over, whose hash V8
+  // keeps: looking it up here reads none of its text, where renaming it scans all of it. Texts
+  // made new on each call (numbered part names) churn this; it starts afresh when full.
+  const remembered = new Map<string, { readonly shape: string; readonly name: string }>()
+  const preparedOf = (text: string) => {
+    let known = remembered.get(text)
+    if (known === undefined) {
+      if (remembered.size >= REMEMBERED_TEXTS) remembered.clear()
+      const shape = shapeOf(text)
+      known = { shape, name: nameOf(shape) }
+      remembered.set(text, known)
+    }
+    return known
+  }
   pool.on("connect", (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
     let inTransaction = false
@@ -175,16 +192,14 @@ const prepareStatements = (pool: pg.Pool, mode: StatementMode) => {
         Array.isArray(values) &&
         values.length > 0
       if (!prepared) return query(...args)
-      const shape = shapeOf(text)
+      const { shape, name } = preparedOf(text)
       const alone = !inTransaction
-      return (query({ name: nameOf(shape), text: shape, values }) as Promise<unknown>).catch(
-        (error: unknown) => {
-          if (!isPreparedStatementClash(error)) throw error
-          mode.prepared = false
-          if (!alone) throw error
-          return query(...args)
-        },
-      )
+      return (query({ name, text: shape, values }) as Promise<unknown>).catch((error: unknown) => {
+        if (!isPreparedStatementClash(error)) throw error
+        mode.prepared = false
+        if (!alone) throw error
+        return query(...args)
+      })
     }
   })
 }

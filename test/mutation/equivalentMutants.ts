@@ -211,13 +211,13 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
     replacement: "true",
     reason: "computes the hash again instead of taking the cached one: the same value",
   },
-  // writeStepBatch tests each kind twice with the same line: first to add the kind's input columns
-  // (the mutants below), then to add its part, which any batch without that kind kills (the part
-  // reads columns the input lacks).
+  // The step batch tests each kind twice: stepBatchColumns to add the kind's input columns (the
+  // mutants below), composeStepBatch to add its part, which any batch without that kind kills
+  // (the part reads columns the input lacks).
   {
     file: BATCH,
     mutator: "ConditionalExpression",
-    source: "if (settling) {",
+    source: "if (has(shape, SETTLING)) {",
     replacement: "true",
     reason:
       "adds the settle columns, all null, to a batch that settles nothing: no part reads them (the settled part is added only when settling)",
@@ -225,7 +225,7 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
   {
     file: BATCH,
     mutator: "ConditionalExpression",
-    source: "if (beginning) {",
+    source: "if (has(shape, BEGINNING)) {",
     replacement: "true",
     reason:
       "adds the begin columns, all null, to a batch that begins nothing: no part reads them (the begun part is added only when beginning)",
@@ -233,7 +233,7 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
   {
     file: BATCH,
     mutator: "ConditionalExpression",
-    source: "if (finishing) {",
+    source: "if (has(shape, FINISHING)) {",
     replacement: "true",
     reason:
       "adds the result columns, all null, to a batch that finishes nothing: no part reads them (the finish parts are added only when finishing)",
@@ -241,7 +241,7 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
   {
     file: BATCH,
     mutator: "ConditionalExpression",
-    source: "const settling = writes.some((write) => write.settle !== undefined)",
+    source: "if (write.settle !== undefined) shape |= SETTLING",
     replacement: "true",
     reason:
       "a batch that settles nothing gets the settled part over null settle columns: it matches no step, and every row reads settled (no settle to match)",
@@ -249,7 +249,7 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
   {
     file: BATCH,
     mutator: "ConditionalExpression",
-    source: "const beginning = writes.some((write) => write.begin !== undefined)",
+    source: "if (write.begin !== undefined) shape |= BEGINNING",
     replacement: "true",
     reason:
       "a batch that begins nothing gets the begun part over null begin columns: it inserts nothing, and every row reads a null start time",
@@ -257,7 +257,7 @@ export const equivalentMutants: readonly EquivalentMutant[] = [
   {
     file: BATCH,
     mutator: "ConditionalExpression",
-    source: "const finishing = writes.some((write) => write.finish !== undefined)",
+    source: "if (write.finish !== undefined) shape |= FINISHING",
     replacement: "true",
     reason:
       "a batch that finishes nothing gets the finish parts over null results: they finish, delete and notify nothing, and every row reads not finished",

@@ -64,7 +64,7 @@ export const strykerGroups: readonly StrykerGroup[] = [
     invariant:
       "a batch row writes only under its owner's held generation, and reports what it wrote",
     file: "runtime/engine/stepBatch.ts",
-    declarations: ["writeStepBatch"],
+    declarations: ["stepBatchShape", "stepBatchColumns", "composeStepBatch", "writeStepBatch"],
     guards: ["test/runtime/passWrites.test.ts", "test/runtime/batchedStatements.test.ts"],
     excludedMutations: SQL_MODULE,
   },
