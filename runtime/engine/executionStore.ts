@@ -249,16 +249,26 @@ export type StartOutcome =
   /** The pass ended before its first write committed: nothing was written, the caller starts it. */
   | "not-taken"
 
+/** A start's parts in a pass's statement, and the names of those the statement reads. */
+export interface FoldedStartParts {
+  readonly head: readonly StatementPart[]
+  readonly tail: readonly StatementPart[]
+  readonly names: FoldedStart
+}
+
 /**
  * A start a runner of the starting process takes: nothing is written yet; the first write of the
- * execution's pass carries the start's parts (`head`, then its fence, then `tail`).
+ * execution's pass carries the start — as a row of a step batch, or as its parts (`head`, then
+ * the fence, then `tail`).
  */
 export interface UnstartedExecution {
   /** The execution as the start will record it; its event cursor and start time come with the write. */
   readonly snapshot: ExecutionSnapshot
-  readonly head: readonly StatementPart[]
-  readonly tail: readonly StatementPart[]
-  readonly names: FoldedStart
+  /**
+   * The start as parts of the pass's own statement (its head before the fence, its tail after),
+   * composed when first asked for: a start that goes as a row of a step batch never is.
+   */
+  readonly parts: () => FoldedStartParts
   /**
    * The start as a row of a step batch (engine/stepBatch.ts), when it can go as one: no parent,
    * no concurrency group, nothing to commit alongside. Undefined: only as the parts above.

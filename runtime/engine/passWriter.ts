@@ -278,6 +278,7 @@ export class PassWriter {
           return batched.read(outcome)
         }
         const write = plain ?? batched!.statement()
+        const startParts = start?.parts()
         const settleParts = settles.map((settle) => this.settlePart(settle))
         const carried = final ? [] : [...held, ...settleParts]
         const expected = final ? [] : [...settleNames, ...settleParts.map((part) => part.name)]
@@ -289,11 +290,11 @@ export class PassWriter {
                 sql` + `,
               )} = ${expected.length}, 'a held settle matched no pending step')`
         const startColumns =
-          start === undefined
+          startParts === undefined
             ? sql``
-            : sql`, ${countOf(start.names.inserted)} AS created,
-                (SELECT event_cursor FROM ${sql.id(start.names.inserted)}) AS event_cursor,
-                (SELECT deadline_at_ms FROM ${sql.id(start.names.inserted)}) AS deadline_at_ms`
+            : sql`, ${countOf(startParts.names.inserted)} AS created,
+                (SELECT event_cursor FROM ${sql.id(startParts.names.inserted)}) AS event_cursor,
+                (SELECT deadline_at_ms FROM ${sql.id(startParts.names.inserted)}) AS deadline_at_ms`
         // Lock order: the execution row before its outbox rows, as every client statement takes
         // them (an interrupt flags the execution, then pokes its timer). Postgres runs a CTE the
         // select reads when the select reaches it, and the others after the select, the last listed
@@ -313,7 +314,7 @@ export class PassWriter {
         // The fence parts come after the start's head (they refer to it) and before everything
         // else (every other part refers to the fence).
         const execute = async (fence: readonly StatementPart[]) => {
-          const parts: StatementPart[] = [...fence, ...(start?.tail ?? []), ...carried]
+          const parts: StatementPart[] = [...fence, ...(startParts?.tail ?? []), ...carried]
           if (patched !== undefined) parts.push(patched)
           parts.push(...write.parts)
           // A held settle that matched no pending row aborts the whole statement: nothing commits.
@@ -338,15 +339,15 @@ export class PassWriter {
         if (carried.length > 0) faultPoint("settle.before")
         for (const held of effects.labels) faultPoint(`${held}.before`)
         let row: Readonly<Record<string, unknown>>
-        if (start === undefined) {
+        if (startParts === undefined) {
           row = await this.activation.fenced(
             (fence) => execute([fence]),
             plain?.touchesOwner === true,
           )
         } else {
           faultPoint("start.before")
-          const outcome = await this.activation.fencedStart(start.names, async (fence) => {
-            const written = await execute([...start.head, ...fence])
+          const outcome = await this.activation.fencedStart(startParts.names, async (fence) => {
+            const written = await execute([...startParts.head, ...fence])
             return { ...written, created: written.result["created"] === 1 }
           })
           if (outcome.kind === "attached") {

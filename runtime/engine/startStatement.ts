@@ -18,6 +18,7 @@ import {
   type BatchedStartFields,
   type NewExecution,
   type StartOutcome,
+  type FoldedStartParts,
   type UnstartedExecution,
 } from "./executionStore.js"
 import { insertMarkersPart } from "./stepStore.js"
@@ -175,21 +176,25 @@ export const unstartedExecution = (
   /** Parts the start commits with, whether it creates or attaches (the relay's delete). */
   alongside: readonly StatementPart[] = [],
 ): UnstartedExecution => {
-  const { head, tail, inserted, ownerCreated } = startParts(internals, request, {
-    folded: { recoveryMs },
-    awaited: false,
-  })
+  let parts: FoldedStartParts | undefined
   const execution = newUngroupedExecution(request, false)
   const markers = startMarkers(request.workflow)
   // A child's start reads its parent's row, a grouped one is admitted under its group's lock, and
-  // the relay's delete commits alongside: those go as the parts above, in a statement of their own.
+  // the relay's delete commits alongside: those go as the parts, in a statement of their own.
   const batchable =
     request.parent === undefined && request.concurrency === null && alongside.length === 0
   return {
     snapshot: unstartedSnapshot(execution, markers, estimatedNow(internals.clock)),
-    head,
-    tail: [...tail, ...alongside],
-    names: { inserted, ownerCreated },
+    parts: () => {
+      if (parts === undefined) {
+        const { head, tail, inserted, ownerCreated } = startParts(internals, request, {
+          folded: { recoveryMs },
+          awaited: false,
+        })
+        parts = { head, tail: [...tail, ...alongside], names: { inserted, ownerCreated } }
+      }
+      return parts
+    },
     ...(batchable
       ? { batchable: { ...batchedStartFields(request, execution, markers), recoveryMs } }
       : {}),
