@@ -55,12 +55,7 @@ export const ownerColumns = <
 export const batchInputSql = <Row>(
   columns: readonly InputColumn<Row>[],
   rows: readonly Row[],
-): RawBuilder<unknown> =>
-  inputSql(
-    columns,
-    rows.length === 1,
-    columns.map(([, , pick]) => (rows.length === 1 ? pick(rows[0]!) : rows.map(pick))),
-  )
+): RawBuilder<unknown> => inputSql(columns, rows.length === 1, batchInputValues(columns, rows))
 
 /**
  * `input AS (...)` of a shaped statement (storage/shapedStatement.ts): column `i`'s value (a lone
@@ -101,15 +96,15 @@ const inputSql = <Row>(
     )`
 }
 
+/** Whether a start records markers (a workflow may declare none). */
+export const hasMarkers = (start: BatchedStartFields | undefined): start is BatchedStartFields =>
+  start !== undefined && Object.keys(start.markers).length > 0
+
 /** Whether any of the rows' starts carries markers (then `startColumns` has a `markers` column). */
 export const startsMarking = <Row>(
   rows: readonly Row[],
   startOf: (row: Row) => BatchedStartFields | undefined,
-): boolean =>
-  rows.some((row) => {
-    const start = startOf(row)
-    return start !== undefined && Object.keys(start.markers).length > 0
-  })
+): boolean => rows.some((row) => hasMarkers(startOf(row)))
 
 /**
  * The columns of the rows that start an execution (`startOf` gives a row's start, undefined for
@@ -149,10 +144,8 @@ export const startColumns = <
       "markers",
       TEXT,
       (row) => {
-        const markers = startOf(row)?.markers
-        return markers === undefined || Object.keys(markers).length === 0
-          ? null
-          : JSON.stringify(markers)
+        const start = startOf(row)
+        return hasMarkers(start) ? JSON.stringify(start.markers) : null
       },
     ])
   }

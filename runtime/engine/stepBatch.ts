@@ -29,6 +29,7 @@ import {
   batchInputValues,
   BIGINT,
   BYTEA,
+  hasMarkers,
   INT,
   ownerColumns,
   startColumns,
@@ -124,10 +125,8 @@ const stepBatchShape = (writes: readonly StepBatchWrite[]): number => {
     if (write.settle !== undefined) shape |= SETTLING
     if (write.begin !== undefined) shape |= BEGINNING
     if (write.finish !== undefined) shape |= FINISHING
-    if (write.start !== undefined) {
-      shape |= STARTING
-      if (Object.keys(write.start.markers).length > 0) shape |= MARKING
-    }
+    if (write.start !== undefined) shape |= STARTING
+    if (hasMarkers(write.start)) shape |= MARKING
   }
   return shape
 }
