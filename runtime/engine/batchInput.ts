@@ -1,45 +1,14 @@
 /**
  * The `input` part of a batched statement (engine/stepBatch.ts, engine/startBatch.ts): one row per
  * request, numbered `n` in request order, its columns typed once — a lone request's row as values,
- * which Postgres plans and runs for less than arrays of one (measured in shape c: 0.25 against 0.35
- * ms of its CPU per step), several as `unnest` of one array per column. Also the columns a start
- * row carries, shared by the folded starts of the step batch and the client's batched starts.
+ * several as `unnest` of one array per column (storage/rowsSource.ts says why). Also the columns a
+ * start row carries, shared by the folded starts of the step batch and the client's batched starts.
  */
 import { sql, type RawBuilder } from "kysely"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { BatchedStartFields } from "./executionStore.js"
 import { Slot } from "../storage/shapedStatement.js"
-
-/** A column of the batch's input: a lone request's value, or every request's as an array. */
-export interface ColumnType {
-  readonly one: (value: unknown) => RawBuilder<unknown>
-  readonly many: (values: readonly unknown[]) => RawBuilder<unknown>
-}
-
-// Each written out: the cast is part of the SQL text, and the runtime builds no SQL from strings.
-export const BIGINT: ColumnType = {
-  one: (value) => sql`${value}::bigint`,
-  many: (values) => sql`${values}::bigint[]`,
-}
-export const INT: ColumnType = {
-  one: (value) => sql`${value}::int`,
-  many: (values) => sql`${values}::int[]`,
-}
-export const TEXT: ColumnType = {
-  one: (value) => sql`${value}::text`,
-  many: (values) => sql`${values}::text[]`,
-}
-export const BYTEA: ColumnType = {
-  one: (value) => sql`${value}::bytea`,
-  many: (values) => sql`${values}::bytea[]`,
-}
-export const BOOLEAN: ColumnType = {
-  one: (value) => sql`${value}::boolean`,
-  many: (values) => sql`${values}::boolean[]`,
-}
-
-/** A named, typed column and how a request gives its value. */
-export type InputColumn<Row> = readonly [string, ColumnType, (row: Row) => unknown]
+import { BIGINT, INT, TEXT, BYTEA, type InputColumn } from "../storage/rowsSource.js"
 
 /** The columns naming a row's owner, first in every batch's input. */
 export const ownerColumns = <

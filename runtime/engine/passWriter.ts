@@ -9,7 +9,9 @@
  * next activity runs only after the statement that carries them commits. The commonest writes — a
  * settle and the next activity's pending row, under a generation already held, and a pass's first
  * write with the start it carries — go through the runner's step batcher, which sends the like
- * writes of concurrent passes as one statement.
+ * writes of concurrent passes as one statement. A pass's held settles, and its held rows of each
+ * kind, travel as one part each, so a pass whose branches ran a thousand steps at once writes them
+ * in a statement of a few parts, not a thousand.
  *
  * A failed statement breaks the writer: it rolled back every held write with it, so the pass's
  * memory is ahead of the database, and no later write of that pass may commit.
@@ -26,7 +28,8 @@ import {
   type StartOutcome,
   type UnstartedExecution,
 } from "./executionStore.js"
-import { beginActivityPart, settleStepPart, type HeldSettle } from "./stepStore.js"
+import { beginActivityPart, settleStepsPart, type HeldSettle } from "./stepStore.js"
+import { heldParts, type Held } from "../storage/rowsSource.js"
 import type { StepBatcher, StepBatchOutcome } from "./stepBatch.js"
 
 /** A flush of held writes is never later than this. */
@@ -129,7 +132,7 @@ const emptyEffects = (): HeldEffects => ({
 })
 
 export class PassWriter {
-  private held: StatementPart[] = []
+  private held: Held[] = []
   private heldSettleNames: string[] = []
   /** Held writes that must commit (`holdWrite`): their labels, final-select columns and callbacks. */
   private effects: HeldEffects = emptyEffects()
@@ -279,16 +282,36 @@ export class PassWriter {
         }
         const write = plain ?? batched!.statement()
         const startParts = start?.parts()
-        const settleParts = settles.map((settle) => this.settlePart(settle))
-        const carried = final ? [] : [...held, ...settleParts]
-        const expected = final ? [] : [...settleNames, ...settleParts.map((part) => part.name)]
+        // The held settles, as one part however many: it must settle one row for each.
+        const settlePart =
+          batchedSettles.length === 0
+            ? undefined
+            : settleStepsPart(
+                this.clock,
+                { routingKey: this.routingKey, executionId: this.executionId },
+                batchedSettles,
+              )
+        const carried = final
+          ? []
+          : [
+              ...heldParts(
+                this.clock,
+                { owner: this.activation.owner, executionId: this.executionId },
+                held,
+              ),
+              ...(settlePart === undefined ? [] : [settlePart]),
+            ]
+        const expected = final
+          ? []
+          : [...settleNames, ...(settlePart === undefined ? [] : [settlePart.name])]
         const settled =
           expected.length === 0
             ? sql`true`
             : sql`akter.require(NOT ${fenceHeld} OR ${sql.join(
                 expected.map((name) => countOf(name)),
                 sql` + `,
-              )} = ${expected.length}, 'a held settle matched no pending step')`
+              )} = ${settleNames.length + batchedSettles.length},
+              'a held settle matched no pending step')`
         const startColumns =
           startParts === undefined
             ? sql``
@@ -402,10 +425,11 @@ export class PassWriter {
   }
 
   /**
-   * Holds parts for the next statement of the pass (or a flush a few milliseconds from now).
-   * `settles` names the parts that must each settle one pending step.
+   * Holds parts for the next statement of the pass (or a flush a few milliseconds from now); held
+   * rows of one kind of write (storage/rowsSource.ts) go as one part of that statement, however
+   * many steps held them. `settles` names the parts that must each settle one pending step.
    */
-  hold(parts: readonly StatementPart[], settles: readonly string[] = []): void {
+  hold(parts: readonly Held[], settles: readonly string[] = []): void {
     this.held.push(...parts)
     this.heldSettleNames.push(...settles)
     this.scheduleFlush()
@@ -421,7 +445,7 @@ export class PassWriter {
    */
   holdWrite(
     label: string,
-    parts: readonly StatementPart[],
+    parts: readonly Held[],
     options: {
       readonly column?: { readonly key: string; readonly sql: RawBuilder<unknown> }
       readonly committed?: () => void
@@ -467,23 +491,6 @@ export class PassWriter {
   private flush(): void {
     this.write("settle", { read: () => undefined, statement: () => ({ parts: [] }) }).catch(
       () => {},
-    )
-  }
-
-  private settlePart(settle: HeldSettle): StatementPart {
-    return settleStepPart(
-      this.clock,
-      {
-        routingKey: this.routingKey,
-        executionId: this.executionId,
-        step: settle.step,
-        attempt: settle.attempt,
-      },
-      settle.exit,
-      {
-        ...(settle.retryAtMs === undefined ? {} : { retryAtMs: settle.retryAtMs }),
-        ...(settle.matched === undefined ? {} : { matched: settle.matched }),
-      },
     )
   }
 

@@ -16,15 +16,8 @@ import type { DatabaseClock } from "../storage/clock.js"
 import type { Queryable } from "../storage/database.js"
 import { batchRecordStartManifestsSql } from "../storage/manifestStore.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
-import {
-  batchInputSql,
-  BOOLEAN,
-  ownerColumns,
-  startColumns,
-  startsMarking,
-  TEXT,
-  type InputColumn,
-} from "./batchInput.js"
+import { batchInputSql, ownerColumns, startColumns, startsMarking } from "./batchInput.js"
+import { BOOLEAN, TEXT, type InputColumn } from "../storage/rowsSource.js"
 import { batchInsertExecutionsSql, type BatchedStartFields } from "./executionStore.js"
 import { batchInsertMarkersSql } from "./stepStore.js"
 

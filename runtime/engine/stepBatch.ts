@@ -27,15 +27,11 @@ import type { StatementBatcher } from "../storage/statementBatcher.js"
 import {
   batchInputShapeSql,
   batchInputValues,
-  BIGINT,
-  BYTEA,
   hasMarkers,
-  INT,
   ownerColumns,
   startColumns,
-  TEXT,
-  type InputColumn,
 } from "./batchInput.js"
+import { BIGINT, BYTEA, INT, TEXT, type InputColumn } from "../storage/rowsSource.js"
 import { batchRecordStartManifestsSql } from "../storage/manifestStore.js"
 import {
   batchAwaitingParentsSql,

@@ -6,7 +6,7 @@ import * as Effect from "effect/Effect"
 import type { RawBuilder } from "kysely"
 import type { AkterInternals } from "../akter.js"
 import type { OwnerRegistration } from "../model/registration.js"
-import type { StatementPart } from "../storage/statementParts.js"
+import type { Held } from "../storage/rowsSource.js"
 import type { ExecutionPatch, ExecutionStateReader } from "./executionStore.js"
 import type { WorkflowImplementation } from "./workflowApi.js"
 import type { Parked, PassState } from "./passState.js"
@@ -27,15 +27,18 @@ export interface StepEnvironment {
   /** Reads an execution's state (an awaited child's), together with the runner's like reads. */
   readonly executionStates: ExecutionStateReader
   write<A>(label: string, write: PassWrite<A>): Effect.Effect<A>
-  /** Holds parts for the pass's next write; `settles` names those that settle a pending step. */
-  hold(parts: readonly StatementPart[], settles?: readonly string[]): void
+  /**
+   * Holds parts, or rows of a kind of write, for the pass's next write; `settles` names the parts
+   * that settle a pending step.
+   */
+  hold(parts: readonly Held[], settles?: readonly string[]): void
   /**
    * Holds parts that must commit for the pass's next write (engine/passWriter.ts `holdWrite`), a
    * column for its select and what to do once it committed.
    */
   holdWrite(
     label: string,
-    parts: readonly StatementPart[],
+    parts: readonly Held[],
     options?: {
       readonly column?: { readonly key: string; readonly sql: RawBuilder<unknown> }
       readonly committed?: () => void

@@ -8,6 +8,15 @@ import { sql, type RawBuilder } from "kysely"
 import type { Queryable, Row } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { existsIn, part, type StatementPart } from "../storage/statementParts.js"
+import {
+  BIGINT,
+  BYTEA,
+  INT,
+  rowsSource,
+  TEXT,
+  type InputColumn,
+  type RowsWrite,
+} from "../storage/rowsSource.js"
 import { fenceHeld } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 
@@ -163,31 +172,35 @@ const settleFrom = (
       RETURNING ${returning}`
 
 /**
- * Settles one pending step attempt under the statement's fence (see `settleFrom`); the statement
- * reports how many rows it settled, and a pass that expected one and got none stops.
+ * Settles pending attempts of one execution under the statement's fence (see `settleFrom`): each
+ * of `settles`, one part however many (a pass's held settles travel together). The statement
+ * reports how many rows it settled, and a pass that expected one per settle and got fewer stops.
  */
-export const settleStepPart = (
+export const settleStepsPart = (
   clock: DatabaseClock,
-  key: StepKey,
-  exit: Buffer,
-  options: {
-    readonly retryAtMs?: number
-    readonly matched?: number
-    /** Settles only if this also holds (a timeout settles only if no unseen event exists). */
-    readonly when?: RawBuilder<boolean>
-  } = {},
+  execution: { readonly routingKey: string; readonly executionId: string },
+  settles: readonly HeldSettle[],
+  /** Settles only if this also holds (a timeout settles only if no unseen event exists). */
+  when: RawBuilder<boolean> = sql`true`,
 ): StatementPart =>
   part("settle", () =>
     settleFrom(
       clock,
-      sql`(SELECT ${key.routingKey}::bigint AS routing_key, ${key.executionId}::text AS execution_id,
-        ${key.step}::text AS settle_step, ${key.attempt}::int AS settle_attempt,
-        ${exit}::bytea AS exit, ${options.retryAtMs ?? null}::bigint AS retry_at_ms,
-        ${options.matched ?? null}::bigint AS matched)`,
-      sql`${fenceHeld} AND ${options.when ?? sql`true`}`,
+      sql`(SELECT ${execution.routingKey}::bigint AS routing_key,
+        ${execution.executionId}::text AS execution_id, h.* FROM ${rowsSource(SETTLE_COLUMNS, settles, "h")})`,
+      sql`${fenceHeld} AND ${when}`,
       sql`s.step`,
     ),
   )
+
+/** The columns of a held settle, as `settleFrom` reads them. */
+const SETTLE_COLUMNS: readonly InputColumn<HeldSettle>[] = [
+  ["settle_step", TEXT, (settle) => settle.step],
+  ["settle_attempt", INT, (settle) => settle.attempt],
+  ["exit", BYTEA, (settle) => settle.exit],
+  ["retry_at_ms", BIGINT, (settle) => settle.retryAtMs ?? null],
+  ["matched", BIGINT, (settle) => settle.matched ?? null],
+]
 
 /** A settle of one step attempt, held by a pass until its next write. */
 export interface HeldSettle {
@@ -312,49 +325,47 @@ export const beginWaitPart = (
   )
 
 /**
- * Inserts a step that is settled the moment it is recorded (a race's winner, a start's execution
- * id). A row recorded earlier keeps its exit.
+ * A step a pass records whole, attempt 1 of its execution, without a pending attempt before it: a race's winner or a start's
+ * execution id, settled the moment it is recorded (`exit`); or an awaiting start, recorded pending
+ * (`exit` null) naming its child in the statement that stages the child's start — the child exists
+ * exactly when the step is recorded, a replay awaits that child whatever the body passes, and the
+ * step settles once, with the child's result (`settleStepsPart`, `exit IS NULL`).
  */
-export const recordSettledPart = (
-  clock: DatabaseClock,
-  key: StepKey,
-  kind: "race" | "start",
-  exit: Buffer,
+export interface RecordedStep {
+  readonly step: string
+  readonly kind: "race" | "start"
+  readonly exit: Buffer | null
   /** start: the execution it started. */
-  childId: string | null = null,
-): StatementPart =>
-  part(
-    kind,
-    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, exit,
-        started_at_ms, settled_at_ms, child_id)
-      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, ${kind},
-        ${exit}, ${nowMs(clock)}, ${nowMs(clock)}, ${childId}::text
-      WHERE ${fenceHeld}
-      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
-      RETURNING step`,
-  )
+  readonly childId: string | null
+}
+
+const RECORDED_STEP_COLUMNS: readonly InputColumn<RecordedStep>[] = [
+  ["step", TEXT, (row) => row.step],
+  ["kind", TEXT, (row) => row.kind],
+  ["exit", BYTEA, (row) => row.exit],
+  ["child_id", TEXT, (row) => row.childId],
+]
 
 /**
- * Records an awaiting start step as pending, naming its child, in the statement that stages the
- * child's start: the child exists exactly when the step is recorded, a replay awaits that child
- * whatever the body passes, and the step settles once, with the child's
- * result (`settleStepPart`, `exit IS NULL`).
+ * Inserts the recorded steps a pass holds (`heldRow(recordedSteps, …)`), attempt 1, under the
+ * statement's fence. A row recorded earlier keeps its exit and child.
  */
-export const beginAwaitedStartPart = (
-  clock: DatabaseClock,
-  key: StepKey,
-  childId: string,
-): StatementPart =>
-  part(
-    "awaiting",
-    () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind,
-        started_at_ms, child_id)
-      SELECT ${key.routingKey}::bigint, ${key.executionId}, ${key.step}, ${key.attempt}, 'start',
-        ${nowMs(clock)}, ${childId}
-      WHERE ${fenceHeld}
-      ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
-      RETURNING step`,
-  )
+export const recordedSteps: RowsWrite<RecordedStep> = {
+  part: (clock, execution, rows) =>
+    part(
+      "recorded",
+      () => sql`INSERT INTO akter.steps (routing_key, execution_id, step, attempt, kind, exit,
+          started_at_ms, settled_at_ms, child_id)
+        SELECT ${execution.owner.routingKey}::bigint, ${execution.executionId}::text, r.step, 1,
+          r.kind, r.exit, now.ms,
+          CASE WHEN r.exit IS NULL THEN NULL ELSE now.ms END, r.child_id
+        FROM ${rowsSource(RECORDED_STEP_COLUMNS, rows, "r")},
+          (SELECT ${nowMs(clock)} AS ms) AS now
+        WHERE ${fenceHeld}
+        ON CONFLICT (routing_key, execution_id, step, attempt) DO NOTHING
+        RETURNING step`,
+    ),
+}
 
 /**
  * Remembers how far parked waits have evaluated the log (so a resume does not evaluate the same

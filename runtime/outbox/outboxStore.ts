@@ -9,6 +9,8 @@ import type { OutboxKind, Queryable } from "../storage/database.js"
 import { nowMs, type DatabaseClock } from "../storage/clock.js"
 import { part, type StatementPart } from "../storage/statementParts.js"
 import type { OwnerPlacement } from "../owners/routing.js"
+import { fenceHeld } from "../owners/fence.js"
+import { BYTEA, rowsSource, TEXT, type InputColumn, type RowsWrite } from "../storage/rowsSource.js"
 
 /** `"now"`, or a due time in epoch milliseconds of the database clock. */
 export type Due = "now" | number
@@ -177,28 +179,37 @@ export const batchDeleteTimersSql = (): RawBuilder<unknown> =>
         RETURNING 1
       )`
 
+/** A start a `start` step stages: the started execution's id and the start's payload. */
+export interface StagedStart {
+  readonly executionId: string
+  readonly payload: Buffer
+}
+
+const STAGED_START_COLUMNS: readonly InputColumn<StagedStart>[] = [
+  ["id", TEXT, (row) => row.executionId],
+  ["payload", BYTEA, (row) => row.payload],
+]
+
 /**
- * Stages the start of another workflow in the statement that records the start step, so the
- * started execution exists exactly when the step is recorded (the relay creates it, idempotently
- * by its id).
+ * Stages the starts of other workflows (`heldRow(stagedStarts, …)`) under the statement's fence,
+ * in the statement that records their start steps, so a started execution exists exactly when its
+ * step is recorded (the relay creates it, idempotently by its id). Each row is due now, under the
+ * staging execution's owner (the relay's claim is its bucket's).
  */
-export const stageStartPart = (
-  clock: DatabaseClock,
-  owner: OwnerPlacement,
-  startedExecutionId: string,
-  payload: Buffer,
-  when: RawBuilder<boolean>,
-): StatementPart =>
-  part(
-    "staged",
-    () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type, owner_id,
-        due_at_ms, payload)
-      SELECT ${owner.routingKey}::bigint, 'start', ${startedExecutionId}, ${owner.bucket},
-        ${owner.tenant}, ${owner.ownerType}, ${owner.ownerId}, ${nowMs(clock)}, ${payload}
-      WHERE ${when}
-      ON CONFLICT (routing_key, kind, id) DO NOTHING
-      RETURNING id`,
-  )
+export const stagedStarts: RowsWrite<StagedStart> = {
+  part: (clock, { owner }, rows) =>
+    part(
+      "staged",
+      () => sql`INSERT INTO akter.outbox (routing_key, kind, id, bucket, tenant, owner_type,
+          owner_id, due_at_ms, payload)
+        SELECT ${owner.routingKey}::bigint, 'start', r.id, ${owner.bucket}::int, ${owner.tenant}::text,
+          ${owner.ownerType}::text, ${owner.ownerId}::text, now.ms, r.payload
+        FROM ${rowsSource(STAGED_START_COLUMNS, rows, "r")}, (SELECT ${nowMs(clock)} AS ms) AS now
+        WHERE ${fenceHeld}
+        ON CONFLICT (routing_key, kind, id) DO NOTHING
+        RETURNING id`,
+    ),
+}
 
 export interface ClaimedRow {
   readonly routingKey: string

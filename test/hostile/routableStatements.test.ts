@@ -192,9 +192,12 @@ const CROSS_OWNER: readonly {
 const COVERED: readonly { what: string; matches: RegExp }[] = [
   ...["activity", "sleep", "wait", "race", "start", "version"].map((kind) => ({
     what: `a step of kind ${kind} recorded`,
-    // The kind is a literal in its part, or (race, start) a parameter of a part named after it.
+    // The kind is a literal in its part, or (race, start) a value of the rows of the part that
+    // records a pass's whole steps (engine/stepStore.ts recordedSteps).
     matches: new RegExp(
-      `INSERT INTO akter\\.steps \\([^)]*\\) SELECT [^;]*'${kind}'|"${kind}_\\d+" AS \\(INSERT INTO akter\\.steps `,
+      kind === "race" || kind === "start"
+        ? `"recorded_\\d+" AS \\(INSERT INTO akter\\.steps `
+        : `INSERT INTO akter\\.steps \\([^)]*\\) SELECT [^;]*'${kind}'`,
     ),
   })),
   { what: "a start", matches: /INSERT INTO akter\.executions / },

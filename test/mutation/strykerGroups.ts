@@ -52,7 +52,8 @@ export const strykerGroups: readonly StrykerGroup[] = [
     declarations: [
       "beginActivityPart",
       "settleFrom",
-      "settleStepPart",
+      "settleStepsPart",
+      "SETTLE_COLUMNS",
       "batchSettleSql",
       "batchBeginSql",
     ],

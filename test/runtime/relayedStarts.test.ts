@@ -16,7 +16,7 @@ import { implementWorkflow, makeOwnerClient } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
 import { defaultCaller } from "../../runtime/model/caller.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
-import { stageStartPart } from "../../runtime/outbox/outboxStore.js"
+import { stagedStarts } from "../../runtime/outbox/outboxStore.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
@@ -25,6 +25,7 @@ import { describeEachBackend, openTestAkter } from "../support/backends.js"
 import { claimsOf, installClaimAudit } from "../support/claimAudit.js"
 import { registrationFromYaml } from "../support/registrationFromYaml.js"
 import { waitUntil } from "../support/waitUntil.js"
+import { watchSentStatements } from "../support/sentStatements.js"
 import { withRunner } from "../support/withRunner.js"
 import { type UntypedSteps as Wf } from "../support/untypedSteps.js"
 
@@ -97,7 +98,16 @@ const workflows = [
 describeEachBackend("a staged start relayed into a pass", (backend) => {
   let akter: TestAkter
 
+  /** Statement texts sent while `recording`; Postgres only (PGlite sends none through pg). */
+  const sent: string[] = []
+  let recording = false
+  let stopWatching = () => {}
+
   beforeAll(async () => {
+    // Before the handle opens its pool: its clients bind `query` when they connect.
+    stopWatching = watchSentStatements(({ text }) => {
+      if (recording) sent.push(text)
+    })
     akter = await openTestAkter(backend)
     await installClaimAudit(db())
     await sql
@@ -111,7 +121,10 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
       .execute(db())
   })
 
-  afterAll(() => akter?.close())
+  afterAll(async () => {
+    stopWatching()
+    await akter?.close()
+  })
 
   const internals = () => internalsOf(akter)
   const db = () => internals().storage.db
@@ -191,8 +204,14 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
         close: "interrupt",
       },
     })
+    // Staged as a start step stages it, under a fence that always holds.
     await composeStatement(
-      [stageStartPart(clock, placement, childId, payload, sql`true`)],
+      [
+        { name: "fence", sql: sql`SELECT 1 AS held` },
+        stagedStarts.part(clock, { owner: placement, executionId: parentId }, [
+          { executionId: childId, payload },
+        ]),
+      ],
       sql`true AS staged`,
     ).execute(db())
     await withRunner({ akter, workflows }, async () => {
@@ -216,15 +235,33 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
     expect(await outboxOf(childId)).toEqual([])
   })
 
-  it("sends a pass's concurrent start steps in one statement", async () => {
+  it("sends a pass's concurrent start steps in one statement, one insert into each table", async () => {
     const child = `c-${randomUUID().slice(0, 8)}`
-    await withRunner({ akter, workflows }, async () => {
-      const run = await client().fan.start(`p-${randomUUID().slice(0, 8)}`, { child })
-      expect(await run.result({ timeout: "20 seconds" })).toEqual({
-        _tag: "Success",
-        value: { n: 21 },
+    sent.length = 0
+    recording = true
+    try {
+      await withRunner({ akter, workflows }, async () => {
+        const run = await client().fan.start(`p-${randomUUID().slice(0, 8)}`, { child })
+        expect(await run.result({ timeout: "20 seconds" })).toEqual({
+          _tag: "Success",
+          value: { n: 21 },
+        })
       })
-    })
+    } finally {
+      recording = false
+    }
+    if (backend === "postgres") {
+      // The held rows of the three steps go as one part per table, not a part per step.
+      const staging = sent.filter((text) => text.includes("'start'") && text.includes("payload"))
+      expect(staging).toHaveLength(1)
+      // Each insert's text up to its RETURNING; the parent's own start adds its timer and markers.
+      const inserts = (table: string, kind: string) =>
+        staging[0]!
+          .split(`INSERT INTO akter.${table} `)
+          .slice(1)
+          .filter((insert) => insert.split("RETURNING")[0]!.includes(kind)).length
+      expect([inserts("outbox", "'start'"), inserts("steps", "child_id")]).toEqual([1, 1])
+    }
     expect(["a", "b", "c"].map((step) => worked.get(`${child}-${step}`))).toEqual([1, 1, 1])
     // A trigger recorded the transaction of each staged start: one, for the three.
     const { rows } = await sql<{ tx: string }>`

@@ -6,8 +6,9 @@
 import * as Effect from "effect/Effect"
 import { decodeExit, encodeExit, recordableExit, replayExit } from "../recordedExits.js"
 import type { StepEnvironment } from "../stepEnvironment.js"
-import { recordSettledPart } from "../stepStore.js"
-import { interruptIfAsked, settledRow, stepKey, type StepKindEngine } from "./stepKindEngine.js"
+import { recordedSteps } from "../stepStore.js"
+import { heldRow } from "../../storage/rowsSource.js"
+import { interruptIfAsked, settledRow, type StepKindEngine } from "./stepKindEngine.js"
 
 /** `wf.<race>(branches)`: the first branch to finish; the winner is recorded, losers never rerun. */
 const raceMethod =
@@ -34,7 +35,14 @@ const raceMethod =
         return yield* Effect.failCause(exit.cause)
       }
       const stored = encodeExit(recorded!)
-      env.hold([recordSettledPart(env.internals.clock, stepKey(env, step), "race", stored)])
+      env.hold([
+        heldRow(recordedSteps, {
+          step,
+          kind: "race",
+          exit: stored,
+          childId: null,
+        }),
+      ])
       state.remember(settledRow(step, "race", stored, env.now()))
       return yield* replayExit(what, state.registration, types, recorded!)
     })

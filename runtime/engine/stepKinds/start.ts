@@ -17,7 +17,7 @@ import { parseWithinDepth } from "../../model/payloadDepth.js"
 import type { WorkflowRegistration } from "../../model/registration.js"
 import { parentCloseOf } from "../../model/stepKinds/start.js"
 import type { CanonicalStepOf } from "../../model/stepKinds/stepKindModel.js"
-import { stageStartPart } from "../../outbox/outboxStore.js"
+import { stagedStarts } from "../../outbox/outboxStore.js"
 import { notifyColumn, WAKE_CHANNEL } from "../../outbox/notifications.js"
 import { placeOwner } from "../../owners/routing.js"
 import { fenceHeld } from "../../owners/fence.js"
@@ -27,8 +27,9 @@ import { decodeExit, encodeExit, replayExit } from "../recordedExits.js"
 import { RecordedDefect } from "../signals.js"
 import type { ParentLink } from "../startRequest.js"
 import type { StepEnvironment } from "../stepEnvironment.js"
-import { beginAwaitedStartPart, recordSettledPart, stepRow } from "../stepStore.js"
-import { interruptIfAsked, settledRow, stepKey, type StepKindEngine } from "./stepKindEngine.js"
+import { recordedSteps, stepRow } from "../stepStore.js"
+import { heldRow } from "../../storage/rowsSource.js"
+import { interruptIfAsked, settledRow, type StepKindEngine } from "./stepKindEngine.js"
 
 /** What an awaiting start records of its child's result: an interrupted child is a defect here. */
 const awaitedExitOf = (child: string, result: Buffer): RecordedExit => {
@@ -166,11 +167,15 @@ const stageChild = (
       caller: yield* withCurrentTraceparent(state.caller),
       parent,
     })
-    const stored = encodeExit({ _tag: "Success", value: startedId })
-    const recorded = awaits
-      ? beginAwaitedStartPart(internals.clock, stepKey(env, step), startedId)
-      : recordSettledPart(internals.clock, stepKey(env, step), "start", stored, startedId)
-    const staged = stageStartPart(internals.clock, state.owner, startedId, payload, fenceHeld)
+    // Recorded pending when it awaits (settled with the child's result), else settled with the id.
+    const stored = awaits ? null : encodeExit({ _tag: "Success", value: startedId })
+    const recorded = heldRow(recordedSteps, {
+      step,
+      kind: "start",
+      exit: stored,
+      childId: startedId,
+    })
+    const staged = heldRow(stagedStarts, { executionId: startedId, payload })
     // Held for the pass's next write: nothing here waits for it (the child's id is this step's
     // own), and nothing with an outside effect happens before it commits — the next activity,
     // the suspend of an awaiting start, or the write of its own before the result. A pass's
@@ -190,7 +195,7 @@ const stageChild = (
       committed: () => internals.wakeups.wakeBucket(bucket),
     })
     state.remember(
-      awaits
+      stored === null
         ? stepRow({
             step,
             attempt: 1,

@@ -16,7 +16,12 @@ import { existsIn } from "../../storage/statementParts.js"
 import { decodeExit, encodeExit, migrateRecorded } from "../recordedExits.js"
 import { PassAbandoned, RecordedDefect } from "../signals.js"
 import type { StepEnvironment } from "../stepEnvironment.js"
-import { beginWaitPart, recordScannedPart, settleStepPart, unseenEventsPart } from "../stepStore.js"
+import {
+  beginWaitPart,
+  recordScannedPart,
+  settleStepsPart,
+  unseenEventsPart,
+} from "../stepStore.js"
 import {
   durationMsOf,
   interruptIfAsked,
@@ -150,9 +155,14 @@ const waitMethod =
       }
       const settle = (outcome: WaitOutcome, matched: number | undefined) => {
         const stored = encodeExit({ _tag: "Success", value: outcome })
-        const settled = settleStepPart(internals.clock, key, stored, {
-          ...(matched === undefined ? {} : { matched }),
-        })
+        const settled = settleStepsPart(internals.clock, key, [
+          {
+            step,
+            attempt: key.attempt,
+            exit: stored,
+            ...(matched === undefined ? {} : { matched }),
+          },
+        ])
         env.hold([settled], [settled.name])
         if (matched !== undefined) {
           env.patchExecution({ cursor: matched })
@@ -200,11 +210,17 @@ const waitMethod =
         if (due !== null && env.now() >= due) {
           // An event in the log that the scan has not evaluated wins over the timeout.
           const unseen = unseenEventsPart(state.owner, [{ event, scanned }])
-          const expired = settleStepPart(
+          const expired = settleStepsPart(
             internals.clock,
             key,
-            encodeExit({ _tag: "Success", value: { timedOut: true } }),
-            { when: sql`NOT (SELECT seen FROM ${sql.id(unseen.name)})` },
+            [
+              {
+                step,
+                attempt: key.attempt,
+                exit: encodeExit({ _tag: "Success", value: { timedOut: true } }),
+              },
+            ],
+            sql`NOT (SELECT seen FROM ${sql.id(unseen.name)})`,
           )
           const timedOut = yield* env.write("timeout", {
             parts: [
