@@ -18,7 +18,7 @@ import { defaultCaller } from "../../runtime/model/caller.js"
 import { encodeExecutionId } from "../../runtime/model/executionId.js"
 import { stagedStarts } from "../../runtime/outbox/outboxStore.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
-import { encodeJson } from "../../runtime/storage/codec.js"
+import { COMPRESS_FROM_BYTES, encodeJson, FORMAT_JSON } from "../../runtime/storage/codec.js"
 import { composeStatement } from "../../runtime/storage/statementParts.js"
 import type { TestAkter } from "../../runtime/testing/index.js"
 import { describeEachBackend, openTestAkter } from "../support/backends.js"
@@ -112,9 +112,12 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
     await installClaimAudit(db())
     await sql
       .raw(
-        `CREATE TABLE IF NOT EXISTS relay_staged (id text NOT NULL, tx bigint NOT NULL);
+        `CREATE TABLE IF NOT EXISTS relay_staged (id text NOT NULL, tx bigint NOT NULL,
+          format int NOT NULL, bytes int NOT NULL);
         CREATE OR REPLACE FUNCTION relay_staged() RETURNS trigger LANGUAGE plpgsql AS $$
-          BEGIN INSERT INTO relay_staged VALUES (NEW.id, txid_current()); RETURN NEW; END $$;
+          BEGIN INSERT INTO relay_staged
+            VALUES (NEW.id, txid_current(), get_byte(NEW.payload, 0), length(NEW.payload));
+          RETURN NEW; END $$;
         CREATE OR REPLACE TRIGGER relay_staged AFTER INSERT ON akter.outbox FOR EACH ROW
           WHEN (NEW.kind = 'start') EXECUTE FUNCTION relay_staged();`,
       )
@@ -264,13 +267,20 @@ describeEachBackend("a staged start relayed into a pass", (backend) => {
     }
     expect(["a", "b", "c"].map((step) => worked.get(`${child}-${step}`))).toEqual([1, 1, 1])
     // A trigger recorded the transaction of each staged start: one, for the three.
-    const { rows } = await sql<{ tx: string }>`
-      SELECT DISTINCT s.tx::text AS tx FROM relay_staged s
+    const { rows } = await sql<{ tx: string; format: number; bytes: number }>`
+      SELECT s.tx::text AS tx, s.format, s.bytes FROM relay_staged s
         JOIN akter.executions e ON e.execution_id = s.id
       WHERE e.owner_id IN (${sql.join(["a", "b", "c"].map((step) => `${child}-${step}`))})`.execute(
       db(),
     )
-    expect(rows).toHaveLength(1)
+    expect(rows).toHaveLength(3)
+    expect(new Set(rows.map((row) => row.tx)).size).toBe(1)
+    // Each payload, though longer than codec.ts compresses from, is plain JSON: it lives until its
+    // relay, so compressing it would only cost the parent's pass time.
+    for (const row of rows) {
+      expect(row.format).toBe(FORMAT_JSON)
+      expect(row.bytes).toBeGreaterThan(COMPRESS_FROM_BYTES)
+    }
   })
 
   it("records a start that is the body's last step before its result", async () => {

@@ -21,7 +21,7 @@ import { stagedStarts } from "../../outbox/outboxStore.js"
 import { notifyColumn, WAKE_CHANNEL } from "../../outbox/notifications.js"
 import { placeOwner } from "../../owners/routing.js"
 import { fenceHeld } from "../../owners/fence.js"
-import { decodeJson, encodeJson } from "../../storage/codec.js"
+import { decodeJson, encodeTransientJson } from "../../storage/codec.js"
 import { withCurrentTraceparent } from "../../tracing.js"
 import { decodeExit, encodeExit, replayExit } from "../recordedExits.js"
 import { RecordedDefect } from "../signals.js"
@@ -156,7 +156,7 @@ const stageChild = (
       awaits,
       close: parentCloseOf(declared),
     }
-    const payload = encodeJson({
+    const payload = encodeTransientJson({
       executionId: startedId,
       ownerType: target.owner,
       ownerId,
