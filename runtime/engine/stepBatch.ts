@@ -5,7 +5,7 @@
  * its table's store's (owners/fence.ts, stepStore.ts, executionStore.ts, outbox/outboxStore.ts,
  * outbox/notifications.ts), and reads the rows `input` and `fenced` name.
  */
-import { sql, type RawBuilder } from "kysely"
+import { sql } from "kysely"
 import { batchCreateOwnersSql, batchFenceSql } from "../owners/fence.js"
 import type { OwnerPlacement } from "../owners/routing.js"
 import {
