@@ -187,7 +187,8 @@ export const settleStepsPart = (
     settleFrom(
       clock,
       sql`(SELECT ${execution.routingKey}::bigint AS routing_key,
-        ${execution.executionId}::text AS execution_id, h.* FROM ${rowsSource(SETTLE_COLUMNS, settles, "h")})`,
+        ${execution.executionId}::text AS execution_id, h.*
+        FROM ${rowsSource(SETTLE_COLUMNS, settles, "h")})`,
       sql`${fenceHeld} AND ${when}`,
       sql`s.step`,
     ),
@@ -325,11 +326,12 @@ export const beginWaitPart = (
   )
 
 /**
- * A step a pass records whole, attempt 1 of its execution, without a pending attempt before it: a race's winner or a start's
- * execution id, settled the moment it is recorded (`exit`); or an awaiting start, recorded pending
- * (`exit` null) naming its child in the statement that stages the child's start — the child exists
- * exactly when the step is recorded, a replay awaits that child whatever the body passes, and the
- * step settles once, with the child's result (`settleStepsPart`, `exit IS NULL`).
+ * A step a pass records whole (attempt 1, with no pending attempt before it): a race's winner or
+ * a start's execution id, settled the moment it is recorded (`exit`); or an awaiting start,
+ * recorded pending (`exit` null) naming its child in the statement that stages the child's start
+ * — the child exists exactly when the step is recorded, a replay awaits that child whatever the
+ * body passes, and the step settles once, with the child's result (`settleStepsPart`,
+ * `exit IS NULL`).
  */
 export interface RecordedStep {
   readonly step: string
