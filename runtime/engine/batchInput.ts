@@ -8,7 +8,17 @@ import { sql, type RawBuilder } from "kysely"
 import type { OwnerPlacement } from "../owners/routing.js"
 import type { BatchedStartFields } from "./executionStore.js"
 import { Slot } from "../storage/shapedStatement.js"
-import { BIGINT, INT, TEXT, BYTEA, type InputColumn } from "../storage/rowsSource.js"
+import {
+  BIGINT,
+  BYTEA,
+  columnNamesSql,
+  columnValues,
+  INT,
+  loneRowSql,
+  TEXT,
+  unnestArraysSql,
+  type InputColumn,
+} from "../storage/rowsSource.js"
 
 /** The columns naming a row's owner, first in every batch's input. */
 export const ownerColumns = <
@@ -24,12 +34,12 @@ export const ownerColumns = <
 export const batchInputSql = <Row>(
   columns: readonly InputColumn<Row>[],
   rows: readonly Row[],
-): RawBuilder<unknown> => inputSql(columns, rows.length === 1, batchInputValues(columns, rows))
+): RawBuilder<unknown> => inputSql(columns, rows.length === 1, columnValues(columns, rows))
 
 /**
  * `input AS (...)` of a shaped statement (storage/shapedStatement.ts): column `i`'s value (a lone
  * row's, or every row's as an array) is the call's value in the slot `firstSlot + i`, which
- * `batchInputValues` gives.
+ * `columnValues` (storage/rowsSource.ts) gives.
  */
 export const batchInputShapeSql = <Row>(
   columns: readonly InputColumn<Row>[],
@@ -42,12 +52,6 @@ export const batchInputShapeSql = <Row>(
     columns.map((_, index) => new Slot(firstSlot + index)),
   )
 
-/** The values of `batchInputShapeSql`'s slots, in order: a lone row's, or each column's array. */
-export const batchInputValues = <Row>(
-  columns: readonly InputColumn<Row>[],
-  rows: readonly Row[],
-): unknown[] => columns.map(([, , pick]) => (rows.length === 1 ? pick(rows[0]!) : rows.map(pick)))
-
 const inputSql = <Row>(
   columns: readonly InputColumn<Row>[],
   lone: boolean,
@@ -55,13 +59,13 @@ const inputSql = <Row>(
 ): RawBuilder<unknown> => {
   if (lone) {
     return sql`input AS (
-      SELECT ${sql.join(columns.map(([name, type], index) => sql`${type.one(values[index])} AS ${sql.id(name)}`))},
+      SELECT ${loneRowSql(columns, values)},
         1::bigint AS n
     )`
   }
   return sql`input AS (
-      SELECT * FROM unnest(${sql.join(columns.map(([, type], index) => type.many(values[index] as readonly unknown[])))})
-        WITH ORDINALITY AS i(${sql.join(columns.map(([name]) => sql.id(name)))}, n)
+      SELECT * FROM unnest(${unnestArraysSql(columns, values)})
+        WITH ORDINALITY AS i(${columnNamesSql(columns)}, n)
     )`
 }
 

@@ -24,14 +24,8 @@ import type { DatabaseClock } from "../storage/clock.js"
 import { ShapedStatements, Slot, slotClock } from "../storage/shapedStatement.js"
 import type { ExecutionOutcome, Queryable } from "../storage/database.js"
 import type { StatementBatcher } from "../storage/statementBatcher.js"
-import {
-  batchInputShapeSql,
-  batchInputValues,
-  hasMarkers,
-  ownerColumns,
-  startColumns,
-} from "./batchInput.js"
-import { BIGINT, BYTEA, INT, TEXT, type InputColumn } from "../storage/rowsSource.js"
+import { batchInputShapeSql, hasMarkers, ownerColumns, startColumns } from "./batchInput.js"
+import { BIGINT, BYTEA, columnValues, INT, TEXT, type InputColumn } from "../storage/rowsSource.js"
 import { batchRecordStartManifestsSql } from "../storage/manifestStore.js"
 import {
   batchAwaitingParentsSql,
@@ -286,7 +280,7 @@ export const writeStepBatch = async (
   const { rows } = await stepBatches.execute(db, shape, [
     clock.offsetMs,
     notify,
-    ...batchInputValues(stepBatchColumns(shape, writes), writes),
+    ...columnValues(stepBatchColumns(shape, writes), writes),
   ])
   return rows.map((row, index) => ({
     fenced: row.fenced,

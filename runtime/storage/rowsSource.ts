@@ -42,6 +42,30 @@ export const BOOLEAN: ColumnType = {
 /** A named, typed column and how a row gives its value. */
 export type InputColumn<Row> = readonly [string, ColumnType, (row: Row) => unknown]
 
+/** The values of `columns` for `rows`, in order: a lone row's value of each, or each one's array. */
+export const columnValues = <Row>(
+  columns: readonly InputColumn<Row>[],
+  rows: readonly Row[],
+): unknown[] => columns.map(([, , pick]) => (rows.length === 1 ? pick(rows[0]!) : rows.map(pick)))
+
+/** A lone row's select list, `v AS c, …`, from its `columnValues` (or slots standing for them). */
+export const loneRowSql = <Row>(
+  columns: readonly InputColumn<Row>[],
+  values: readonly unknown[],
+): RawBuilder<unknown> =>
+  sql.join(columns.map(([name, type], index) => sql`${type.one(values[index])} AS ${sql.id(name)}`))
+
+/** `unnest`'s arguments, one array per column, from `columnValues` (or slots standing for them). */
+export const unnestArraysSql = <Row>(
+  columns: readonly InputColumn<Row>[],
+  values: readonly unknown[],
+): RawBuilder<unknown> =>
+  sql.join(columns.map(([, type], index) => type.many(values[index] as readonly unknown[])))
+
+/** The columns' names, as `unnest`'s rows are named. */
+export const columnNamesSql = <Row>(columns: readonly InputColumn<Row>[]): RawBuilder<unknown> =>
+  sql.join(columns.map(([name]) => sql.id(name)))
+
 /**
  * `rows` as a `FROM` item named `alias`: `(SELECT v AS c, …) AS alias` for a lone row, else
  * `unnest(a, …) AS alias(c, …)`; no row order is implied.
@@ -53,14 +77,10 @@ export const rowsSource = <Row>(
 ): RawBuilder<unknown> => {
   // A part over no rows would write nothing, silently: its caller has nothing to write.
   if (rows.length === 0) throw new Error("a rows source needs at least one row")
-  if (rows.length === 1) {
-    const row = rows[0]!
-    return sql`(SELECT ${sql.join(
-      columns.map(([name, type, pick]) => sql`${type.one(pick(row))} AS ${sql.id(name)}`),
-    )}) AS ${sql.id(alias)}`
-  }
-  return sql`unnest(${sql.join(columns.map(([, type, pick]) => type.many(rows.map(pick))))})
-    AS ${sql.id(alias)}(${sql.join(columns.map(([name]) => sql.id(name)))})`
+  const values = columnValues(columns, rows)
+  if (rows.length === 1) return sql`(SELECT ${loneRowSql(columns, values)}) AS ${sql.id(alias)}`
+  return sql`unnest(${unnestArraysSql(columns, values)})
+    AS ${sql.id(alias)}(${columnNamesSql(columns)})`
 }
 
 /** The execution whose pass held the rows, and its owner: every row is written under them. */
