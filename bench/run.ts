@@ -8,9 +8,11 @@
  *   npm run bench -- [--only a,b] [--no-peer] [--no-dbos] [--no-restate] [--reps N] [--json FILE]
  *                    [--profile] [--no-ceiling] [--scale N]
  *
+ * akter's trials run bundled as the published package is, with plain node (bundledTrials.ts).
  * Shape f runs at most twice (it parks 10,000 executions per trial). `--profile` writes a CPU
  * profile of the measured window of shapes a, b and c on both sides (bench/results/profiles/) and
- * prints where the time went; `--scale N` divides every count by N (a smoke run, not a measurement).
+ * prints where the time went, running akter's trials from their sources so that the profile names
+ * the modules; `--scale N` divides every count by N (a smoke run, not a measurement).
  */
 import { execFileSync, fork, spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -19,6 +21,7 @@ import { loadavg } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { checkLoopback, createBenchDatabase, DEFAULT_DATABASE_URL } from "./benchDatabase.js"
+import { bundleTrials, type BundledTrials } from "./bundledTrials.js"
 import { formatProfile, summarizeProfile, type ProfileSummary } from "./cpuProfile.js"
 import { measureCeiling, type CeilingResult } from "./postgresCeiling.js"
 import {
@@ -166,6 +169,9 @@ const OWN_TRIAL_FILES: Partial<Record<ShapeId, string>> = {
   r: join(here, "runnersTrial.ts"),
 }
 
+/** Forked by the shape r trial, bundled beside it. */
+const RUNNER_PROCESS_FILE = join(here, "runnerProcess.ts")
+
 const TRIAL_TIMEOUT_MS = 20 * 60 * 1000
 
 interface TrialRun {
@@ -193,6 +199,8 @@ const runTrial = async (
   shape: ShapeId,
   rep: number,
   runId: string,
+  /** akter's trials bundled; undefined: run from sources. */
+  bundled: BundledTrials | undefined,
 ): Promise<TrialRun> => {
   // Restate keeps its own log (its trial starts a server of its own): no database.
   const database =
@@ -212,9 +220,11 @@ const runTrial = async (
       ...(shape === "h" ? { retained: options.retained } : {}),
       ...(profiling ? { profileFile } : {}),
     }
-    const child = fork(OWN_TRIAL_FILES[shape] ?? TRIAL_FILES[system], [JSON.stringify(request)], {
+    const file = OWN_TRIAL_FILES[shape] ?? TRIAL_FILES[system]
+    const runsBundled = system === "akter" && bundled !== undefined
+    const child = fork(runsBundled ? bundled.fileOf(file) : file, [JSON.stringify(request)], {
       cwd: join(here, ".."),
-      execArgv: ["--import", "tsx", "--expose-gc", "--no-deprecation"],
+      execArgv: [...(runsBundled ? [] : ["--import", "tsx"]), "--expose-gc", "--no-deprecation"],
       env: { ...process.env, AKTER_LOG: "warn" },
       stdio: ["ignore", "inherit", "pipe", "ipc"],
     })
@@ -757,6 +767,46 @@ const saveRaw = async (
   )
 }
 
+/** Every repetition of every shape asked for, each system in turn; results and profiles kept. */
+const runShapes = async (
+  options: Options,
+  systems: readonly System[],
+  runId: string,
+  bundled: BundledTrials | undefined,
+  results: Results,
+  ceiling: CeilingResult | undefined,
+  profiles: Array<{ title: string; summary: ProfileSummary }>,
+): Promise<void> => {
+  for (const shape of options.only) {
+    // Shape f parks 10,000 executions per trial (minutes each): at most two repetitions.
+    const reps = shape === "f" ? Math.min(options.reps, 2) : options.reps
+    for (let rep = 1; rep <= reps; rep++) {
+      // Alternate who goes first, so drift in the machine's load favours neither side.
+      const order = rep % 2 === 1 ? systems : [...systems].reverse()
+      for (const system of order) {
+        if (!runsShape(system, shape)) continue
+        process.stdout.write(`(${shape}) ${system} run ${rep}/${reps} … `)
+        const run = await runTrial(options, system, shape, rep, runId, bundled)
+        results[shape][system].push(run)
+        if (run.result !== undefined) {
+          const metric = HEADLINES[shape].metric[system]
+          console.log(
+            `${number(run.result.metrics[metric] ?? Number.NaN)} ${HEADLINES[shape].unit}`,
+          )
+        } else console.log(`failed:\n${run.error}`)
+        // Kept after every trial, so an interrupted run leaves what it measured.
+        await saveRaw(runId, options, ceiling, results)
+        if (run.profile !== undefined && rep === 1) {
+          profiles.push({
+            title: `${system} (${shape}), measured window only`,
+            summary: await summarizeProfile(run.profile),
+          })
+        }
+      }
+    }
+  }
+}
+
 const main = async () => {
   const options = parseOptions(process.argv.slice(2))
   const runId = new Date().toISOString().replace(/[:.]/g, "-")
@@ -786,33 +836,17 @@ const main = async () => {
     SHAPE_IDS.map((shape) => [shape, { akter: [], dbos: [], restate: [] }]),
   ) as unknown as Results
   const profiles: Array<{ title: string; summary: ProfileSummary }> = []
-  for (const shape of options.only) {
-    // Shape f parks 10,000 executions per trial (minutes each): at most two repetitions.
-    const reps = shape === "f" ? Math.min(options.reps, 2) : options.reps
-    for (let rep = 1; rep <= reps; rep++) {
-      // Alternate who goes first, so drift in the machine's load favours neither side.
-      const order = rep % 2 === 1 ? systems : [...systems].reverse()
-      for (const system of order) {
-        if (!runsShape(system, shape)) continue
-        process.stdout.write(`(${shape}) ${system} run ${rep}/${reps} … `)
-        const run = await runTrial(options, system, shape, rep, runId)
-        results[shape][system].push(run)
-        if (run.result !== undefined) {
-          const metric = HEADLINES[shape].metric[system]
-          console.log(
-            `${number(run.result.metrics[metric] ?? Number.NaN)} ${HEADLINES[shape].unit}`,
-          )
-        } else console.log(`failed:\n${run.error}`)
-        // Kept after every trial, so an interrupted run leaves what it measured.
-        await saveRaw(runId, options, ceiling, results)
-        if (run.profile !== undefined && rep === 1) {
-          profiles.push({
-            title: `${system} (${shape}), measured window only`,
-            summary: await summarizeProfile(run.profile),
-          })
-        }
-      }
-    }
+  const bundled = options.profile
+    ? undefined
+    : await bundleTrials(join(here, ".."), [
+        TRIAL_FILES.akter,
+        ...Object.values(OWN_TRIAL_FILES),
+        RUNNER_PROCESS_FILE,
+      ])
+  try {
+    await runShapes(options, systems, runId, bundled, results, ceiling, profiles)
+  } finally {
+    bundled?.remove()
   }
 
   console.log("")

@@ -27,6 +27,8 @@ import { forEachLimited, measureWindow, serveTrial, sleep, until } from "./trial
 
 const statementLog = logStatements(pg.Client)
 const here = dirname(fileURLToPath(import.meta.url))
+/** This trial runs bundled (bench/bundledTrials.ts): its runner processes do too, from beside it. */
+const BUNDLED = import.meta.url.endsWith(".js")
 
 type BenchClient = Record<
   string,
@@ -46,11 +48,15 @@ class RunnerProcess {
   }
 
   static async start(request: RunnerProcessRequest): Promise<RunnerProcess> {
-    const child = fork(join(here, "runnerProcess.ts"), [JSON.stringify(request)], {
-      execArgv: ["--import", "tsx", "--no-deprecation"],
-      env: { ...process.env, AKTER_LOG: "warn" },
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    })
+    const child = fork(
+      join(here, `runnerProcess${BUNDLED ? ".js" : ".ts"}`),
+      [JSON.stringify(request)],
+      {
+        execArgv: [...(BUNDLED ? [] : ["--import", "tsx"]), "--no-deprecation"],
+        env: { ...process.env, AKTER_LOG: "warn" },
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      },
+    )
     const runner = new RunnerProcess(child)
     const ready = runner.reply()
     const failed = runner.exited.then((code) => {

@@ -13,26 +13,14 @@
  *   beside the bundles, and type-checks it on the way.
  */
 import { spawnSync } from "node:child_process"
-import { copyFileSync, readFileSync, rmSync } from "node:fs"
+import { copyFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
+import { bundleOptions } from "./bundleOptions.js"
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url))
 const DIST = join(ROOT, "dist")
-
-const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
-  readonly dependencies: Record<string, string>
-  readonly peerDependencies: Record<string, string>
-}
-
-/** Bundled rather than imported. */
-const BUNDLED = new Set(["kysely"])
-
-const external = [
-  ...Object.keys(manifest.peerDependencies),
-  ...Object.keys(manifest.dependencies).filter((name) => !BUNDLED.has(name)),
-].flatMap((name) => [name, `${name}/*`])
 
 rmSync(DIST, { recursive: true, force: true })
 
@@ -44,22 +32,15 @@ const declarations = spawnSync(
 if (declarations.status !== 0) process.exit(declarations.status ?? 1)
 
 await build({
-  absWorkingDir: ROOT,
+  ...bundleOptions(ROOT),
   entryPoints: ["runtime/index.ts", "runtime/testing/index.ts", "studio/index.ts", "cli/main.ts"],
   outdir: DIST,
   outbase: ".",
   // codegen/emit/generateState.ts reads this folder's names (content hashes) as the generator's fingerprint.
   chunkNames: "chunks/[name]-[hash]",
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20",
-  external,
   sourcemap: true,
   sourcesContent: true,
   legalComments: "linked",
-  logLevel: "warning",
 })
 
 // kysely is MIT: its notice goes with the code of it that is bundled.
