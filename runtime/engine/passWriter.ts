@@ -30,7 +30,7 @@ import {
 } from "./executionStore.js"
 import { beginActivityPart, settleStepsPart, type HeldSettle } from "./stepStore.js"
 import { heldParts, type Held } from "../storage/rowsSource.js"
-import type { StepBatcher, StepBatchOutcome } from "./stepBatch.js"
+import { submitWrite, type StepBatcher, type StepBatchOutcome } from "./stepBatch.js"
 
 /** A flush of held writes is never later than this. */
 export const HELD_WRITE_MAX_MS = 5
@@ -249,7 +249,7 @@ export class PassWriter {
           const outcome = await this.activation.batched(
             (held) => {
               generation = held
-              return this.batcher.submit({
+              return submitWrite(this.batcher, {
                 owner: this.activation.owner,
                 generation: held ?? null,
                 executionId: this.executionId,

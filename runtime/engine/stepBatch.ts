@@ -1,9 +1,11 @@
 /**
  * The batched statement of step writes: the like writes of a runner's concurrent passes — a start
  * folded into a pass's first write, a held settle, the next activity's pending row, a result — sent
- * as one statement, one round trip and one commit (storage/statementBatcher.ts gathers them). This module only composes: each part's SQL is
- * its table's store's (owners/fence.ts, stepStore.ts, executionStore.ts, outbox/outboxStore.ts,
- * outbox/notifications.ts), and reads the rows `input` and `fenced` name.
+ * as one statement, one round trip and one commit (storage/statementBatcher.ts gathers them); and
+ * the runner's claim of due work, which rides that statement when one goes (or goes alone). This
+ * module only composes: each part's SQL is its table's store's (owners/fence.ts, stepStore.ts,
+ * executionStore.ts, outbox/outboxStore.ts, outbox/notifications.ts), and reads the rows `input`
+ * and `fenced` name.
  */
 import { sql } from "kysely"
 import { batchCreateOwnersSql, batchFenceSql } from "../owners/fence.js"
@@ -11,7 +13,13 @@ import type { OwnerPlacement } from "../owners/routing.js"
 import {
   batchArmStartTimersSql,
   batchDeleteTimersSql,
+  claimableSql,
+  claimDue,
+  claimDueParts,
+  claimedJsonSql,
+  claimedRowOf,
   pokeParentsSql,
+  type ClaimedRow,
 } from "../outbox/outboxStore.js"
 import {
   FINISHED_CHANNEL,
@@ -31,6 +39,7 @@ import {
   batchAwaitingParentsSql,
   batchFinishSql,
   batchInsertExecutionsSql,
+  claimedSnapshotColumn,
   type BatchableStart,
 } from "./executionStore.js"
 import {
@@ -65,8 +74,40 @@ export interface StepBatchWrite {
   readonly outcome?: ExecutionOutcome
 }
 
-/** The runner's batcher of step writes (storage/statementBatcher.ts over `writeStepBatch`). */
-export type StepBatcher = StatementBatcher<StepBatchWrite, StepBatchOutcome>
+/**
+ * The runner's claim of due work (runner/claimLoop.ts): due rows of its leased `buckets` and rows
+ * wanting a manifest it `serves`, for up to `limit()` passes — read when the statement is composed,
+ * since a claim that waits for a statement in flight may find slots freed by then.
+ */
+export interface StepBatchClaim {
+  readonly buckets: readonly number[]
+  readonly served: readonly string[]
+  readonly recoveryMs: number
+  readonly limit: () => number
+}
+
+/** What a claim took: the rows, and the limit it claimed under (full: more may be due). */
+export interface ClaimAnswer {
+  readonly claimed: readonly ClaimedRow[]
+  readonly limit: number
+}
+
+/** A request to the runner's step batcher: a pass's write, or the claim loop's claim. */
+export type StepBatchRequest = StepBatchWrite | { readonly claim: StepBatchClaim }
+export type StepBatchAnswer = StepBatchOutcome | ClaimAnswer
+
+/** The runner's batcher of step writes and claims (storage/statementBatcher.ts over `stepBatchStatement`). */
+export type StepBatcher = StatementBatcher<StepBatchRequest, StepBatchAnswer>
+
+/** Sends a pass's write; resolves once its statement committed. */
+export const submitWrite = (
+  batcher: StepBatcher,
+  write: StepBatchWrite,
+): Promise<StepBatchOutcome> => batcher.submit(write) as Promise<StepBatchOutcome>
+
+/** Claims due work with the next statement the batcher sends, or alone if none is waiting. */
+export const submitClaim = (batcher: StepBatcher, claim: StepBatchClaim): Promise<ClaimAnswer> =>
+  batcher.submit({ claim }) as Promise<ClaimAnswer>
 
 export interface StepBatchOutcome {
   /**
@@ -99,18 +140,32 @@ export interface StartedRow {
 const numberOrNull = (value: unknown): number | null =>
   value === null || value === undefined ? null : Number(value)
 
-/** Which parts a step batch carries: a bit for each kind of write some row has, and one for a lone row. */
+/**
+ * Which parts a step batch carries: a bit for each kind of write some row has, one for a lone row,
+ * and one for a claim riding it.
+ */
 const SETTLING = 1
 const BEGINNING = 2
 const FINISHING = 4
 const STARTING = 8
 const MARKING = 16
 const LONE = 32
+const CLAIMING = 64
+/** Every shape bit, for tests that go through the shapes (a start's markers need a start). */
+export const STEP_BATCH_PARTS = {
+  SETTLING,
+  BEGINNING,
+  FINISHING,
+  STARTING,
+  MARKING,
+  LONE,
+  CLAIMING,
+} as const
 
 const has = (shape: number, part: number) => (shape & part) !== 0
 
-const stepBatchShape = (writes: readonly StepBatchWrite[]): number => {
-  let shape = writes.length === 1 ? LONE : 0
+const stepBatchShape = (writes: readonly StepBatchWrite[], claiming: boolean): number => {
+  let shape = (writes.length === 1 ? LONE : 0) | (claiming ? CLAIMING : 0)
   for (const write of writes) {
     if (write.settle !== undefined) shape |= SETTLING
     if (write.begin !== undefined) shape |= BEGINNING
@@ -177,16 +232,20 @@ interface StepBatchRow {
   event_cursor?: number | null
   deadline_at_ms?: number | null
   created?: boolean
+  claimed_rows?: Record<string, unknown>[] | null
 }
 
 /** The statement of a shape, with slots for its values (storage/shapedStatement.ts). */
-const composeStepBatch = (shape: number) => {
+export const composeStepBatch = (shape: number) => {
   const clock = slotClock(OFFSET_SLOT)
   const notify = new Slot(NOTIFY_SLOT)
   const settling = has(shape, SETTLING)
   const beginning = has(shape, BEGINNING)
   const finishing = has(shape, FINISHING)
-  const input = batchInputShapeSql(stepBatchColumns(shape, []), has(shape, LONE), FIRST_INPUT_SLOT)
+  const columns = stepBatchColumns(shape, [])
+  const input = batchInputShapeSql(columns, has(shape, LONE), FIRST_INPUT_SLOT)
+  /** The parts that write or lock (or read those that do): a riding claim runs after them all. */
+  const ran = ["locked", "advanced", "fence", "fenced"]
   // A start's execution is inserted whether or not the fence holds (a start that finds its owner
   // taken commits with its timer due now); the fence then needs `inserted` and `owner_created`.
   const parts = has(shape, STARTING)
@@ -200,13 +259,28 @@ const composeStepBatch = (shape: number) => {
         ...(has(shape, MARKING) ? [batchInsertMarkersSql(clock)] : []),
       ]
     : [input, ...batchFenceSql()]
+  if (has(shape, STARTING)) {
+    ran.push("owner_created", "inserted", "manifests_recorded", "start_timers")
+    if (has(shape, MARKING)) ran.push("markers")
+  }
   if (settling) {
     parts.push(batchSettleSql(clock))
+    ran.push("settled")
   }
   if (beginning) {
     parts.push(batchBeginSql(clock, settling))
+    ran.push("begun")
   }
   if (finishing) {
+    ran.push(
+      "finished",
+      "steps_deleted",
+      "timer_deleted",
+      "notified",
+      "parents",
+      "parents_poked",
+      "parents_woken",
+    )
     parts.push(
       batchFinishSql(clock),
       batchDeleteStepsSql(),
@@ -222,6 +296,23 @@ const composeStepBatch = (shape: number) => {
         from: sql`(SELECT DISTINCT ${wakePayloadOfRow} AS payload FROM parents_poked) w`,
         when: sql`${notify}::boolean`,
       })})`,
+    )
+  }
+  const claiming = has(shape, CLAIMING)
+  if (claiming) {
+    const slot = FIRST_INPUT_SLOT + columns.length
+    parts.push(
+      claimDueParts(
+        clock,
+        claimableSql(sql`${new Slot(slot)}`, sql`${new Slot(slot + 1)}`),
+        sql<number>`${new Slot(slot + 2)}::int`,
+        sql<number>`${new Slot(slot + 3)}`,
+        // Read once each before the claim's scan begins: every other part has run to its end.
+        sql<boolean>`(${sql.join(
+          ran.map((name) => sql`(SELECT count(*) FROM ${sql.id(name)})`),
+          sql` + `,
+        )}) >= 0`,
+      ),
     )
   }
   // A plain SELECT part runs only when referred to: this is what sends the notifications.
@@ -248,7 +339,11 @@ const composeStepBatch = (shape: number) => {
           ? sql`(SELECT b.started_at_ms FROM begun b WHERE b.execution_id = i.execution_id)`
           : sql`NULL::bigint`
       } AS started_at_ms,
-      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}${startedColumns}
+      ${finishing ? sql`i.n IN (SELECT n FROM finished)` : sql`false`} AS finished${notifiedColumn}${startedColumns}${
+        claiming
+          ? sql`, CASE WHEN i.n = 1 THEN ${claimedJsonSql(claimedSnapshotColumn)} END AS claimed_rows`
+          : sql``
+      }
     FROM input i ORDER BY i.n`
 }
 
@@ -275,14 +370,30 @@ export const writeStepBatch = async (
   clock: DatabaseClock,
   writes: readonly StepBatchWrite[],
   notify: boolean,
-): Promise<StepBatchOutcome[]> => {
-  const shape = stepBatchShape(writes)
+): Promise<StepBatchOutcome[]> => (await writeStepBatchClaiming(db, clock, writes, notify)).outcomes
+
+/**
+ * `writeStepBatch`, with a claim riding the statement (`claimDue`'s, with what each claimed row's
+ * pass replays from): it claims after every write of the statement has run, so the statement holds
+ * the rows it claimed while waiting for no lock, and a row a write of it changed (a poked parent's
+ * timer, a finished execution's) is not claimed. One commit for both: if the statement fails,
+ * neither took effect.
+ */
+export const writeStepBatchClaiming = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  writes: readonly StepBatchWrite[],
+  notify: boolean,
+  claim?: Omit<StepBatchClaim, "limit"> & { readonly limit: number },
+): Promise<{ outcomes: StepBatchOutcome[]; claimed: ClaimedRow[] }> => {
+  const shape = stepBatchShape(writes, claim !== undefined)
   const { rows } = await stepBatches.execute(db, shape, [
     clock.offsetMs,
     notify,
     ...columnValues(stepBatchColumns(shape, writes), writes),
+    ...(claim === undefined ? [] : [claim.buckets, claim.served, claim.limit, claim.recoveryMs]),
   ])
-  return rows.map((row, index) => ({
+  const outcomes = rows.map((row, index): StepBatchOutcome => ({
     fenced: row.fenced,
     generation: row.generation === null ? null : Number(row.generation),
     settled: row.settled,
@@ -302,4 +413,58 @@ export const writeStepBatch = async (
           },
         }),
   }))
+  return { outcomes, claimed: (rows[0]?.claimed_rows ?? []).map(claimedRowOf) }
 }
+
+/**
+ * The statement of the runner's step batcher: the writes as one step batch, with the first claim
+ * riding it; a claim with no write to ride, or a second claim, goes alone (`claimDue`). A claim
+ * for no slots, or for no buckets and no manifests, claims nothing and sends nothing.
+ */
+export const stepBatchStatement =
+  (db: Queryable, clock: DatabaseClock, notify: boolean) =>
+  async (requests: readonly StepBatchRequest[]): Promise<StepBatchAnswer[]> => {
+    const answers: StepBatchAnswer[] = []
+    const writes: StepBatchWrite[] = []
+    const claims: number[] = []
+    requests.forEach((request, index) => {
+      if ("claim" in request) claims.push(index)
+      else writes.push(request)
+    })
+    const claimOf = (index: number) => {
+      const { claim } = requests[index] as { readonly claim: StepBatchClaim }
+      const limit =
+        claim.buckets.length === 0 && claim.served.length === 0 ? 0 : Math.max(0, claim.limit())
+      return { ...claim, limit }
+    }
+    if (writes.length > 0) {
+      const riderIndex = claims.shift()
+      const rider = riderIndex === undefined ? undefined : claimOf(riderIndex)
+      const { outcomes, claimed } = await writeStepBatchClaiming(
+        db,
+        clock,
+        writes,
+        notify,
+        rider !== undefined && rider.limit > 0 ? rider : undefined,
+      )
+      let next = 0
+      requests.forEach((request, index) => {
+        if (!("claim" in request)) answers[index] = outcomes[next++]!
+      })
+      if (riderIndex !== undefined) answers[riderIndex] = { claimed, limit: rider!.limit }
+    }
+    for (const index of claims) {
+      const claim = claimOf(index)
+      const claimed = await claimDue(
+        db,
+        clock,
+        claim.buckets,
+        claim.served,
+        claim.limit,
+        claim.recoveryMs,
+        claimedSnapshotColumn,
+      )
+      answers[index] = { claimed, limit: claim.limit }
+    }
+    return answers
+  }

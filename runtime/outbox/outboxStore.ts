@@ -248,44 +248,31 @@ export interface ClaimedRow {
 export type ClaimAttachment = RawBuilder<unknown>
 
 /**
- * Claims up to `limit` due rows that `which` selects (a condition on `o`, the outbox row) and moves
- * each `recoveryMs` ahead, in one statement: no other runner sees a claimed row until the claim
- * lapses, and a row another claim holds is skipped rather than waited for.
+ * The parts (`now`, `due`, `claimed`) that claim up to `limit` due rows that `which` selects (a
+ * condition on `o`, the outbox row) and move each `recoveryMs` ahead: no other runner sees a
+ * claimed row until the claim lapses, and a row another claim holds is skipped rather than waited
+ * for. `after`, when given, holds once every other part of the statement has run (engine/
+ * stepBatch.ts, where a claim rides a batch of step writes): the claim then takes its locks last,
+ * so the statement never waits for a lock while holding rows it claimed, and a row another part
+ * changed is skipped (Postgres skips a row the same statement changed when it locks it).
  */
-const claimDueWhere = async (
-  db: Queryable,
+export const claimDueParts = (
   clock: DatabaseClock,
   which: RawBuilder<boolean>,
-  limit: number,
-  recoveryMs: number,
-  attach: ClaimAttachment | undefined,
-): Promise<ClaimedRow[]> => {
+  limit: number | RawBuilder<number>,
+  recoveryMs: number | RawBuilder<number>,
+  after?: RawBuilder<boolean>,
+): RawBuilder<unknown> =>
   // The due bound is a scalar subquery, not a join with `now`: as a parameter of the plan it is an
   // index condition (outbox_due is bucket, due_at_ms), so a claim reads the due rows of its buckets
   // and none of the timers due later (sleeps, deadlines, retries, recovery intervals), however
   // many there are. Joined, it was a filter over every row of the buckets.
-  const { rows } = await sql<{
-    routing_key: string
-    kind: OutboxKind
-    id: string
-    bucket: number
-    tenant: string
-    owner_type: string
-    owner_id: string
-    due_at_ms: number
-    attempts: number
-    payload: Buffer | null
-    wanted_hash: string | null
-    lag_ms: number
-    pokes: string | number
-    attached?: unknown
-  }>`
-    WITH now AS (SELECT ${nowMs(clock)} AS ms),
+  sql`now AS (SELECT ${nowMs(clock)} AS ms),
     due AS (
       SELECT o.routing_key, o.kind, o.id, (SELECT ms FROM now) - o.due_at_ms AS lag_ms,
         o.xmin AS locked_xmin
       FROM akter.outbox o
-      WHERE o.due_at_ms <= (SELECT ms FROM now) AND ${which}
+      WHERE o.due_at_ms <= (SELECT ms FROM now) AND ${which}${after === undefined ? sql`` : sql` AND ${after}`}
       ORDER BY o.due_at_ms
       LIMIT ${limit}
       FOR UPDATE OF o SKIP LOCKED),
@@ -295,33 +282,94 @@ const claimDueWhere = async (
       FROM due
       WHERE o.routing_key = due.routing_key AND o.kind = due.kind AND o.id = due.id
       RETURNING o.routing_key, o.kind, o.id, o.bucket, o.tenant, o.owner_type, o.owner_id,
-        o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms, o.pokes, due.locked_xmin)
-    SELECT c.routing_key::text AS routing_key, c.kind, c.id, c.bucket, c.tenant, c.owner_type,
-      c.owner_id, c.due_at_ms, c.attempts, c.payload, c.wanted_hash, c.lag_ms,
-      c.pokes${
-        attach === undefined
-          ? sql``
-          : sql`, CASE WHEN c.locked_xmin = (SELECT s.xmin FROM akter.outbox s
-              WHERE s.routing_key = c.routing_key AND s.kind = c.kind AND s.id = c.id)
-            THEN ${attach} END AS attached`
-      }
-    FROM claimed c`.execute(db)
-  return rows.map((row) => ({
-    routingKey: row.routing_key,
-    kind: row.kind,
-    id: row.id,
-    bucket: row.bucket,
-    tenant: row.tenant,
-    ownerType: row.owner_type,
-    ownerId: row.owner_id,
-    claimedDueAtMs: row.due_at_ms,
-    attempts: row.attempts,
-    payload: row.payload,
-    wanted: row.wanted_hash !== null,
-    lagMs: row.lag_ms,
-    pokes: Number(row.pokes),
-    ...(attach === undefined || row.attached === null ? {} : { attached: row.attached }),
-  }))
+        o.due_at_ms, o.attempts, o.payload, o.wanted_hash, due.lag_ms, o.pokes, due.locked_xmin)`
+
+/**
+ * The due rows of the buckets a runner leases that want no particular manifest, and the rows
+ * wanting a manifest it serves (`served`, compatibility hashes), as a claim's `which`.
+ */
+export const claimableSql = (
+  buckets: readonly number[] | RawBuilder<unknown>,
+  served: readonly string[] | RawBuilder<unknown>,
+): RawBuilder<boolean> => sql<boolean>`((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
+          OR o.wanted_hash = ANY(${served}::text[]))`
+
+/** `attach` for a claimed row `c`, when the row did not change between snapshot and claim. */
+const attachedSql = (attach: ClaimAttachment) =>
+  sql`CASE WHEN c.locked_xmin = (SELECT s.xmin FROM akter.outbox s
+        WHERE s.routing_key = c.routing_key AND s.kind = c.kind AND s.id = c.id)
+      THEN ${attach} END`
+
+/** What a claim returns of a claimed row `c`, by name; the payload is added by each form. */
+const claimedColumns = (attach: ClaimAttachment | undefined): [string, RawBuilder<unknown>][] => [
+  ["routing_key", sql`c.routing_key::text`],
+  ["kind", sql`c.kind`],
+  ["id", sql`c.id`],
+  ["bucket", sql`c.bucket`],
+  ["tenant", sql`c.tenant`],
+  ["owner_type", sql`c.owner_type`],
+  ["owner_id", sql`c.owner_id`],
+  ["due_at_ms", sql`c.due_at_ms`],
+  ["attempts", sql`c.attempts`],
+  ["wanted_hash", sql`c.wanted_hash`],
+  ["lag_ms", sql`c.lag_ms`],
+  ["pokes", sql`c.pokes`],
+  ...(attach === undefined
+    ? []
+    : [["attached", attachedSql(attach)] as [string, RawBuilder<unknown>]]),
+]
+
+/** The claimed rows as a statement's result rows (`claimedRowOf` reads each). */
+const claimedRowsSql = (attach: ClaimAttachment | undefined): RawBuilder<unknown> =>
+  sql`SELECT ${sql.join(
+    claimedColumns(attach).map(([name, value]) => sql`${value} AS ${sql.id(name)}`),
+  )}, c.payload FROM claimed c`
+
+/**
+ * The claimed rows as one JSON array (null when none), for a statement whose rows answer
+ * something else (engine/stepBatch.ts); `claimedRowOf` reads each element. The payload is base64.
+ */
+export const claimedJsonSql = (attach: ClaimAttachment | undefined): RawBuilder<unknown> =>
+  sql`(SELECT json_agg(json_build_object(${sql.join(
+    claimedColumns(attach).map(([name, value]) => sql`${name}::text, ${value}`),
+  )}, 'payload', encode(c.payload, 'base64'))) FROM claimed c)`
+
+/** A claimed row as `claimedRowsSql` or an element of `claimedJsonSql` has it. */
+export const claimedRowOf = (row: Record<string, unknown>): ClaimedRow => {
+  const payload = row["payload"] as Buffer | string | null
+  return {
+    routingKey: row["routing_key"] as string,
+    kind: row["kind"] as OutboxKind,
+    id: row["id"] as string,
+    bucket: Number(row["bucket"]),
+    tenant: row["tenant"] as string,
+    ownerType: row["owner_type"] as string,
+    ownerId: row["owner_id"] as string,
+    claimedDueAtMs: Number(row["due_at_ms"]),
+    attempts: Number(row["attempts"]),
+    payload: typeof payload === "string" ? Buffer.from(payload, "base64") : payload,
+    wanted: row["wanted_hash"] !== null,
+    lagMs: Number(row["lag_ms"]),
+    pokes: Number(row["pokes"]),
+    ...(row["attached"] === null || row["attached"] === undefined
+      ? {}
+      : { attached: row["attached"] }),
+  }
+}
+
+/** Claims, in a statement of its own, what `claimDueParts` claims. */
+const claimDueWhere = async (
+  db: Queryable,
+  clock: DatabaseClock,
+  which: RawBuilder<boolean>,
+  limit: number,
+  recoveryMs: number,
+  attach: ClaimAttachment | undefined,
+): Promise<ClaimedRow[]> => {
+  const { rows } = await sql<Record<string, unknown>>`
+    WITH ${claimDueParts(clock, which, limit, recoveryMs)}
+    ${claimedRowsSql(attach)}`.execute(db)
+  return rows.map(claimedRowOf)
 }
 
 /**
@@ -339,15 +387,7 @@ export const claimDue = async (
   attach?: ClaimAttachment,
 ): Promise<ClaimedRow[]> => {
   if ((buckets.length === 0 && served.length === 0) || limit <= 0) return []
-  return claimDueWhere(
-    db,
-    clock,
-    sql<boolean>`((o.bucket = ANY(${buckets}::int[]) AND o.wanted_hash IS NULL)
-          OR o.wanted_hash = ANY(${served}::text[]))`,
-    limit,
-    recoveryMs,
-    attach,
-  )
+  return claimDueWhere(db, clock, claimableSql(buckets, served), limit, recoveryMs, attach)
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * When a runner claims due work. A poll claims, for as many passes as it has free slots, the due
  * timers of the buckets it leases and of executions anywhere that want a manifest it runs
- * (`FOR UPDATE SKIP LOCKED`, re-armed a recovery interval ahead in the same statement), and polls
- * again while a claim fills every slot. Polls are started by wake-ups (commits of this process,
+ * (`FOR UPDATE SKIP LOCKED`, re-armed a recovery interval ahead in the same statement) — riding
+ * the runner's next step batch when one is in flight (engine/stepBatch.ts) — and polls again while
+ * a claim fills every slot. Polls are started by wake-ups (commits of this process,
  * NOTIFY), by the due times the runner knows of (its own suspends, and one look-up of the next due
  * time after it learns of timers it did not set — of those due within the fallback interval, since
  * the fallback poll looks again), and by a fallback interval, shortened while notifications do not
@@ -10,8 +11,8 @@
  */
 import type { AkterInternals } from "../akter.js"
 import type { Logger } from "../log.js"
-import { claimedSnapshotColumn } from "../engine/executionStore.js"
-import { claimDue, nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
+import type { ClaimAnswer } from "../engine/stepBatch.js"
+import { nextDue, type ClaimedRow } from "../outbox/outboxStore.js"
 import { faultPoint } from "../faults.js"
 import { timeoutDelay } from "../storage/clock.js"
 import type { NotificationStatus } from "../storage/notificationStatus.js"
@@ -28,12 +29,13 @@ export interface ClaimLoopOptions {
   readonly log: Logger
   readonly health: DatabaseHealth
   readonly leases: Pick<LeaseKeeper, "buckets" | "holds">
-  /** The manifests this runner runs. */
-  readonly manifests: readonly string[]
+  /**
+   * Claims due rows of `buckets` (and rows wanting a manifest the runner runs), for up to
+   * `limit()` passes, read when the claim is sent; resolves with the rows and the limit used.
+   */
+  readonly claim: (buckets: readonly number[], limit: () => number) => Promise<ClaimAnswer>
   /** Passes running at once. */
   readonly concurrency: number
-  /** How far ahead a claim re-arms a timer. */
-  readonly recoveryMs: number
   /** The fallback poll interval while notifications work. */
   readonly pollMs: number
   /** Passes running now. */
@@ -143,23 +145,16 @@ export class ClaimLoop {
 
   private async claimWhileDue(): Promise<void> {
     const { internals, leases, concurrency } = this.options
+    const freeSlots = () => Math.max(0, concurrency - this.options.running())
     do {
       this.pollAgain = false
-      const free = Math.max(0, concurrency - this.options.running())
+      let free = freeSlots()
       const buckets = leases.buckets.filter((bucket) => leases.holds(bucket))
-      let claimed: ClaimedRow[] = []
+      let claimed: readonly ClaimedRow[] = []
       if (free > 0) {
         faultPoint("claim.before")
-        claimed = await claimDue(
-          internals.storage.db,
-          internals.clock,
-          buckets,
-          this.options.manifests,
-          free,
-          this.options.recoveryMs,
-          // What each claimed execution's pass replays from comes back with the claim.
-          claimedSnapshotColumn,
-        )
+        // What each claimed execution's pass replays from comes back with the claim.
+        ;({ claimed, limit: free } = await this.options.claim(buckets, freeSlots))
         faultPoint("claim.after")
       }
       for (const row of claimed) {

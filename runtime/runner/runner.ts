@@ -19,7 +19,7 @@ import {
   snapshotFromJson,
   type ExecutionSnapshot,
 } from "../engine/executionStore.js"
-import { writeStepBatch } from "../engine/stepBatch.js"
+import { stepBatchStatement, submitClaim } from "../engine/stepBatch.js"
 import { StatementBatcher } from "../storage/statementBatcher.js"
 import type { OwnerRegistration } from "../model/registration.js"
 import type { OwnerPlacement } from "../owners/routing.js"
@@ -219,11 +219,10 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
       },
     },
     releaseSlot: (executionId) => passes.releaseSlot(executionId),
-    stepBatcher: new StatementBatcher((writes) =>
-      writeStepBatch(
+    stepBatcher: new StatementBatcher(
+      stepBatchStatement(
         internals.storage.db,
         internals.clock,
-        writes,
         internals.storage.backend === "postgres",
       ),
     ),
@@ -310,9 +309,15 @@ export const startRunner = async (options: RunnerOptions): Promise<Runner> => {
     log,
     health,
     leases,
-    manifests: served.manifests,
+    // The claim rides the next step batch the runner sends, or goes alone if none is waiting.
+    claim: (buckets, limit) =>
+      submitClaim(services.stepBatcher, {
+        buckets,
+        served: served.manifests,
+        recoveryMs,
+        limit,
+      }),
     concurrency,
-    recoveryMs,
     pollMs: options.pollMs ?? DEFAULT_POLL_MS,
     running: () => passes.slotsTaken + timers.waiting,
     now: services.now,

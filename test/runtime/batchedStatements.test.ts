@@ -3,7 +3,8 @@
  * (settle the held attempt, begin the next, record a result): each row keeps the guarantees of the
  * one-execution statement — the generation fence, one settle per attempt, no begin after a settle
  * that matched nothing, one result. The batched reads of what passes replay from. And the batcher,
- * which sends requests that wait together and retries a failed batch request by request.
+ * which sends requests that wait together and retries a failed batch request by request; and the
+ * runner's claim of due work riding the batch, which claims after the batch's writes have run.
  */
 import { randomUUID } from "node:crypto"
 import { sql } from "kysely"
@@ -11,8 +12,19 @@ import { afterAll, beforeAll, expect, it } from "vitest"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { internalsOf } from "../../runtime/akter.js"
 import { StatementBatcher } from "../../runtime/storage/statementBatcher.js"
-import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
-import { readExecutionSnapshots } from "../../runtime/engine/executionStore.js"
+import {
+  composeStepBatch,
+  STEP_BATCH_PARTS,
+  stepBatchStatement,
+  submitClaim,
+  submitWrite,
+  writeStepBatch,
+  writeStepBatchClaiming,
+  type ClaimAnswer,
+  type StepBatchOutcome,
+  type StepBatchWrite,
+} from "../../runtime/engine/stepBatch.js"
+import { readExecutionSnapshots, snapshotFromJson } from "../../runtime/engine/executionStore.js"
 import { FINISHED_CHANNEL, parseFinishedPayload } from "../../runtime/outbox/notifications.js"
 import { encodeJson } from "../../runtime/storage/codec.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
@@ -421,6 +433,114 @@ describeEachBackend("batched statements", (backend) => {
     for (const execution of executions) {
       expect((await stepsOf(execution.executionId)).map((row) => row.step)).toEqual(["s1", "s2"])
     }
+  })
+
+  /** The outbox rows of these executions, by id. */
+  const timersOf = async (...executionIds: string[]) =>
+    new Map(
+      (
+        await db()
+          .selectFrom("akter.outbox")
+          .select(["id", "attempts", "due_at_ms"])
+          .where("kind", "=", "timer")
+          .where("id", "in", executionIds)
+          .execute()
+      ).map((row) => [row.id, row]),
+    )
+
+  it("claims due work riding a batch after the batch's writes: not a timer a write of it deleted, every other due row", async () => {
+    // Both started with no runner: their timers are due now.
+    const finishing = await started()
+    const waiting = await started()
+    const buckets = [...new Set([finishing.owner.bucket, waiting.owner.bucket])]
+    const before = internals().storage.counters.statements
+    const { outcomes, claimed } = await writeStepBatchClaiming(
+      db(),
+      internals().clock,
+      [{ ...finishing, finish: encodeJson({ _tag: "Success", value: { id: "batch" } }) }],
+      backend === "postgres",
+      { buckets, served: [], limit: 1000, recoveryMs: 60_000 },
+    )
+    expect(internals().storage.counters.statements - before).toBe(1)
+    expect(outcomes.map((o) => [o.fenced, o.finished])).toEqual([[true, true]])
+    // The finish deleted its execution's timer before the claim looked: had the claim gone first,
+    // it would have taken the due row and the delete would have left it.
+    const ids = claimed.map((row) => row.id)
+    expect(ids).not.toContain(finishing.executionId)
+    expect(ids).toContain(waiting.executionId)
+    const timers = await timersOf(finishing.executionId, waiting.executionId)
+    expect(timers.has(finishing.executionId)).toBe(false)
+    const row = claimed.find((r) => r.id === waiting.executionId)!
+    expect(timers.get(waiting.executionId)).toMatchObject({
+      attempts: 1,
+      due_at_ms: row.claimedDueAtMs,
+    })
+    expect(row).toMatchObject({
+      routingKey: waiting.owner.routingKey,
+      kind: "timer",
+      bucket: waiting.owner.bucket,
+      ownerId: waiting.owner.ownerId,
+      attempts: 1,
+      pokes: 0,
+      wanted: false,
+    })
+    // What the pass replays from comes with the claim, as with a claim of its own.
+    expect(snapshotFromJson(row.attached)?.execution.execution_id).toBe(waiting.executionId)
+  })
+
+  it("gates a riding claim on every other part of the batch, whichever parts the batch carries", () => {
+    const { CLAIMING, STARTING, MARKING } = STEP_BATCH_PARTS
+    const bits = Object.values(STEP_BATCH_PARTS).filter((bit) => bit !== CLAIMING)
+    let shapes = 0
+    for (let mask = 0; mask < 1 << bits.length; mask++) {
+      const shape = bits.reduce<number>(
+        (sum, bit, index) => sum | (mask & (1 << index) ? bit : 0),
+        CLAIMING,
+      )
+      if ((shape & MARKING) !== 0 && (shape & STARTING) === 0) continue
+      const text = composeStepBatch(shape).compile(db()).sql
+      // The statement's parts: `name AS (` after WITH or a comma, at the top of the text.
+      const parts = [...text.matchAll(/(?:WITH|,)\s+"?([a-z_]+)"? AS \(/g)].map((m) => m[1]!)
+      const gated = new Set(
+        [...text.matchAll(/\(SELECT count\(\*\) FROM "([a-z_]+)"\)/g)].map((m) => m[1]!),
+      )
+      const claim = new Set(["input", "now", "due", "claimed"])
+      expect(
+        parts.filter((name) => !claim.has(name) && !gated.has(name)),
+        `shape ${shape}`,
+      ).toEqual([])
+      shapes += 1
+    }
+    expect(shapes).toBe(48)
+  })
+
+  it("answers writes and a claim sent together in their order: the claim rides the writes' statement, a claim alone goes alone", async () => {
+    const [a, b, due] = await Promise.all([started(), started(), started()])
+    const statement = stepBatchStatement(db(), internals().clock, backend === "postgres")
+    const batcher = new StatementBatcher(statement)
+    const claimOf = (limit: number) => ({
+      buckets: [due.owner.bucket],
+      served: [],
+      recoveryMs: 60_000,
+      limit: () => limit,
+    })
+    // The first write goes at once; the claim and the second write wait for it and go together.
+    const before = internals().storage.counters.statements
+    const [first, claim, second] = await Promise.all([
+      submitWrite(batcher, { ...a, begin: { step: "s1", attempt: 1 } }),
+      submitClaim(batcher, claimOf(1000)),
+      submitWrite(batcher, { ...b, begin: { step: "s1", attempt: 1 } }),
+    ])
+    expect(internals().storage.counters.statements - before).toBe(2)
+    expect([first, second].map((o: StepBatchOutcome) => o.fenced)).toEqual([true, true])
+    expect((claim as ClaimAnswer).limit).toBe(1000)
+    expect(claim.claimed.map((row) => row.id)).toContain(due.executionId)
+    // A claim for no slots sends nothing; a claim alone is a statement of its own.
+    const alone = internals().storage.counters.statements
+    expect(await submitClaim(batcher, claimOf(0))).toEqual({ claimed: [], limit: 0 })
+    expect(internals().storage.counters.statements - alone).toBe(0)
+    expect(await submitClaim(batcher, claimOf(5))).toEqual({ claimed: [], limit: 5 })
+    expect(internals().storage.counters.statements - alone).toBe(1)
   })
 
   it("retries a failed batch write by write, so only the write that fails fails", async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it, vi } from "vitest"
 import { internalsOf } from "../../runtime/akter.js"
 import { PassWriter } from "../../runtime/engine/passWriter.js"
 import { beginSleepPart } from "../../runtime/engine/stepStore.js"
-import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
+import { stepBatchStatement, type StepBatchRequest } from "../../runtime/engine/stepBatch.js"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { Activation } from "../../runtime/owners/fence.js"
 import { placeOwner } from "../../runtime/owners/routing.js"
@@ -64,9 +64,9 @@ describeEachBackend("pass write fault points", (backend) => {
     const executionId = run.executionId as string
     const owner = placeOwner({ tenant: "default", ownerType: "Probe", ownerId })
     let rows = 0
-    const batcher = new StatementBatcher((writes: readonly StepBatchWrite[]) => {
-      rows += writes.length
-      return writeStepBatch(db(), internals().clock, writes, backend === "postgres")
+    const batcher = new StatementBatcher((requests: readonly StepBatchRequest[]) => {
+      rows += requests.length
+      return stepBatchStatement(db(), internals().clock, backend === "postgres")(requests)
     })
     const pass = new PassWriter(
       db(),

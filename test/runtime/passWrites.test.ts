@@ -26,7 +26,7 @@ import {
 } from "../../runtime/engine/executionStore.js"
 import { PassWriter, PassWriterBroken, StartAttached } from "../../runtime/engine/passWriter.js"
 import { beginSleepPart } from "../../runtime/engine/stepStore.js"
-import { writeStepBatch, type StepBatchWrite } from "../../runtime/engine/stepBatch.js"
+import { stepBatchStatement, type StepBatchRequest } from "../../runtime/engine/stepBatch.js"
 import { makeOwnerClient } from "../../runtime/index.js"
 import { armTimerPart } from "../../runtime/outbox/outboxStore.js"
 import { Activation, fenceHeld, StaleGeneration } from "../../runtime/owners/fence.js"
@@ -81,9 +81,9 @@ describeEachBackend("pass writes", (backend) => {
     const owner = placeOwner({ tenant: "default", ownerType: "Probe", ownerId })
     const activation = new Activation(owner)
     let rows = 0
-    const batcher = new StatementBatcher((writes: readonly StepBatchWrite[]) => {
-      rows += writes.length
-      return writeStepBatch(db(), internals().clock, writes, backend === "postgres")
+    const batcher = new StatementBatcher((requests: readonly StepBatchRequest[]) => {
+      rows += requests.length
+      return stepBatchStatement(db(), internals().clock, backend === "postgres")(requests)
     })
     const writer = (
       on: Activation = activation,
