@@ -273,7 +273,16 @@ describeEachBackend("timers a runner fires from memory", (backend) => {
     return { timers, dispatched, unclaimed: () => unclaimed }
   }
   /** The local time a database due time falls at, as a runner computes it. */
-  const localDue = async (due: number) => localNow() + (due - (await dbNow()))
+  /**
+   * The local time at which the database's clock reads `due`: its clock read first, the local one
+   * after, so a slow read makes the estimate late, never early (read the other way round, a read
+   * that took long under load made a kept timer fire before its row was due, and its claim find
+   * nothing).
+   */
+  const localDue = async (due: number) => {
+    const databaseNow = await dbNow()
+    return localNow() + (due - databaseNow)
+  }
 
   it("claims a kept timer at its due time, by the poll's claim, and runs nothing early", async () => {
     const { owner, id, due } = await armedTimer(400)
